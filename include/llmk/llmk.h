@@ -1,0 +1,11 @@
+/* llmk: the operators an LLM serving engine runs around every decode step, on CPUs.
+ * Umbrella header; conventions in docs/api.md. */
+#ifndef LLMK_LLMK_H
+#define LLMK_LLMK_H
+
+#include "llmk/version.h"
+#include "llmk/types.h"
+#include "llmk/convert.h"
+#include "llmk/advance_step.h"
+
+#endif

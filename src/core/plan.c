@@ -1,0 +1,174 @@
+/* Plans, with a registry of live plans so that running or destroying a consumed plan
+ * is detected without touching freed memory. Freed plans also wait in a short
+ * quarantine before their memory is returned, so that a stale pointer is unlikely to
+ * alias a newer plan. */
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+#define PLAN_MAGIC_LIVE 0x6c6d6b50u /* "Pkml" */
+#define PLAN_MAGIC_DEAD 0x64616544u
+#define QUARANTINE 64
+
+struct llmk_plan {
+  uint32_t magic;
+  llmk__op op;
+  bool repeatable;
+  size_t workspace_size;
+  alignas(max_align_t) unsigned char payload[];
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Open addressing with linear probing; TOMB marks a deleted entry. */
+static llmk_plan **reg_slots;
+static size_t reg_cap, reg_used, reg_live;
+static llmk_plan *const TOMB = (llmk_plan *)&reg_slots;
+static llmk_plan *quarantine[QUARANTINE];
+static size_t quarantine_next;
+
+static size_t hash_ptr(const void *p, size_t cap) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return (size_t)x & (cap - 1);
+}
+
+static bool reg_contains(const llmk_plan *p) {
+  if (!reg_cap) return false;
+  for (size_t i = hash_ptr(p, reg_cap);; i = (i + 1) & (reg_cap - 1)) {
+    if (reg_slots[i] == p) return true;
+    if (reg_slots[i] == NULL) return false;
+  }
+}
+
+static bool reg_grow(void) {
+  size_t cap = reg_cap ? reg_cap : 64;
+  while (reg_live * 4 + 4 > cap) cap *= 2;
+  llmk_plan **slots = calloc(cap, sizeof *slots);
+  if (!slots) return false;
+  for (size_t i = 0; i < reg_cap; i++) {
+    llmk_plan *p = reg_slots[i];
+    if (!p || p == TOMB) continue;
+    size_t j = hash_ptr(p, cap);
+    while (slots[j]) j = (j + 1) & (cap - 1);
+    slots[j] = p;
+  }
+  free(reg_slots);
+  reg_slots = slots;
+  reg_cap = cap;
+  reg_used = reg_live;
+  return true;
+}
+
+static bool reg_insert(llmk_plan *p) {
+  if ((reg_used + 1) * 2 > reg_cap && !reg_grow()) return false;
+  size_t i = hash_ptr(p, reg_cap);
+  while (reg_slots[i] && reg_slots[i] != TOMB) i = (i + 1) & (reg_cap - 1);
+  if (!reg_slots[i]) reg_used++;
+  reg_slots[i] = p;
+  reg_live++;
+  return true;
+}
+
+static void reg_remove(llmk_plan *p) {
+  for (size_t i = hash_ptr(p, reg_cap);; i = (i + 1) & (reg_cap - 1)) {
+    if (reg_slots[i] == p) {
+      reg_slots[i] = TOMB;
+      reg_live--;
+      return;
+    }
+  }
+}
+
+/* Caller holds reg_lock and has checked that p is live. */
+static void retire_locked(llmk_plan *p) {
+  reg_remove(p);
+  p->magic = PLAN_MAGIC_DEAD;
+  free(quarantine[quarantine_next]);
+  quarantine[quarantine_next] = p;
+  quarantine_next = (quarantine_next + 1) % QUARANTINE;
+}
+
+llmk_status llmk__plan_create(const char *op_name, llmk__op op, size_t payload_size,
+                              size_t workspace_size, llmk_plan **plan) {
+  if (payload_size > SIZE_MAX - sizeof(llmk_plan))
+    return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, op_name, "plan too large");
+  llmk_plan *p = calloc(1, sizeof(llmk_plan) + payload_size);
+  if (!p) return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, op_name, "cannot allocate the plan");
+  p->magic = PLAN_MAGIC_LIVE;
+  p->op = op;
+  p->workspace_size = workspace_size;
+  pthread_mutex_lock(&reg_lock);
+  bool ok = reg_insert(p);
+  pthread_mutex_unlock(&reg_lock);
+  if (!ok) {
+    free(p);
+    return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, op_name, "cannot register the plan");
+  }
+  *plan = p;
+  return LLMK_SUCCESS;
+}
+
+void *llmk__plan_payload(llmk_plan *plan) { return plan->payload; }
+size_t llmk__plan_workspace_size(const llmk_plan *plan) { return plan->workspace_size; }
+
+llmk_status llmk__plan_begin_run(const char *op_name, llmk__op op, llmk_plan *plan,
+                                 const void *workspace, size_t workspace_size,
+                                 bool *live) {
+  *live = false;
+  if (!plan) return llmk__error(LLMK_ERROR_INVALID_PLAN, op_name, "plan is NULL");
+  pthread_mutex_lock(&reg_lock);
+  bool found = reg_contains(plan);
+  pthread_mutex_unlock(&reg_lock);
+  if (!found)
+    return llmk__error(LLMK_ERROR_INVALID_PLAN, op_name,
+                       "plan %p is not a live plan (already consumed or destroyed?)",
+                       (void *)plan);
+  *live = true;
+  if (plan->magic != PLAN_MAGIC_LIVE || plan->op != op)
+    return llmk__error(LLMK_ERROR_INVALID_PLAN, op_name, "plan was made for another op");
+  if (workspace_size < plan->workspace_size)
+    return llmk__error(LLMK_ERROR_WORKSPACE_TOO_SMALL, op_name,
+                       "workspace_size=%zu is less than the required %zu", workspace_size,
+                       plan->workspace_size);
+  if (plan->workspace_size > 0 && !workspace)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op_name,
+                       "workspace is NULL but %zu bytes are required", plan->workspace_size);
+  return LLMK_SUCCESS;
+}
+
+void llmk__plan_end_run(llmk_plan *plan) {
+  if (plan->repeatable) return;
+  pthread_mutex_lock(&reg_lock);
+  if (reg_contains(plan)) retire_locked(plan);
+  pthread_mutex_unlock(&reg_lock);
+}
+
+llmk_status llmk_plan_set_repeatable(llmk_plan *plan) {
+  if (!plan) return llmk__error(LLMK_ERROR_INVALID_PLAN, "plan_set_repeatable", "plan is NULL");
+  pthread_mutex_lock(&reg_lock);
+  bool found = reg_contains(plan);
+  if (found) plan->repeatable = true;
+  pthread_mutex_unlock(&reg_lock);
+  if (!found)
+    return llmk__error(LLMK_ERROR_INVALID_PLAN, "plan_set_repeatable",
+                       "plan %p is not a live plan", (void *)plan);
+  return LLMK_SUCCESS;
+}
+
+llmk_status llmk_plan_destroy(llmk_plan *plan) {
+  if (!plan) return LLMK_SUCCESS;
+  pthread_mutex_lock(&reg_lock);
+  bool found = reg_contains(plan);
+  if (found) retire_locked(plan);
+  pthread_mutex_unlock(&reg_lock);
+  if (!found)
+    return llmk__error(LLMK_ERROR_INVALID_PLAN, "plan_destroy",
+                       "plan %p is not a live plan (already consumed or destroyed?)",
+                       (void *)plan);
+  return LLMK_SUCCESS;
+}

@@ -1,0 +1,124 @@
+/* CPU feature detection (once) and the ISA in force. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "dispatch/dispatch.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define LLMK__X86 1
+#endif
+
+static llmk__cpu_info cpu;
+static llmk_isa native_isa = LLMK_ISA_SCALAR;
+static _Atomic int max_isa = LLMK_ISA_AVX512;
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+static char feature_string[160];
+
+#ifdef LLMK__X86
+static uint64_t xgetbv0(void) {
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+static void add_feature(bool present, const char *name) {
+  if (!present) return;
+  size_t len = strlen(feature_string);
+  if (len + strlen(name) + 2 >= sizeof feature_string) return;
+  if (len) feature_string[len++] = ' ';
+  strcpy(feature_string + len, name);
+}
+
+static void detect(void) {
+#ifdef LLMK__X86
+  unsigned a, b, c, d;
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    bool osxsave = (c >> 27) & 1;
+    uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+    bool ymm = (xcr0 & 0x6) == 0x6;            /* SSE + AVX state */
+    bool zmm = ymm && (xcr0 & 0xe0) == 0xe0;   /* opmask + ZMM state */
+    cpu.fma = ymm && ((c >> 12) & 1);
+    cpu.f16c = ymm && ((c >> 29) & 1);
+    bool avx = ymm && ((c >> 28) & 1);
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+      cpu.avx2 = avx && ((b >> 5) & 1);
+      cpu.avx512f = zmm && ((b >> 16) & 1);
+      cpu.avx512dq = zmm && ((b >> 17) & 1);
+      cpu.avx512bw = zmm && ((b >> 30) & 1);
+      cpu.avx512vl = zmm && ((b >> 31) & 1);
+      cpu.avx512fp16 = zmm && ((d >> 23) & 1);
+      unsigned a1, b1, c1, d1;
+      if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) cpu.avx512bf16 = zmm && ((a1 >> 5) & 1);
+    }
+  }
+#endif
+  add_feature(cpu.avx2, "avx2");
+  add_feature(cpu.fma, "fma");
+  add_feature(cpu.f16c, "f16c");
+  add_feature(cpu.avx512f, "avx512f");
+  add_feature(cpu.avx512bw, "avx512bw");
+  add_feature(cpu.avx512vl, "avx512vl");
+  add_feature(cpu.avx512dq, "avx512dq");
+  add_feature(cpu.avx512bf16, "avx512bf16");
+  add_feature(cpu.avx512fp16, "avx512fp16");
+
+  native_isa = LLMK_ISA_SCALAR;
+#if defined(LLMK_HAVE_AVX2)
+  if (cpu.avx2 && cpu.fma && cpu.f16c) native_isa = LLMK_ISA_AVX2;
+#endif
+#if defined(LLMK_HAVE_AVX512)
+  if (native_isa == LLMK_ISA_AVX2 && cpu.avx512f && cpu.avx512bw && cpu.avx512vl &&
+      cpu.avx512dq)
+    native_isa = LLMK_ISA_AVX512;
+#endif
+  const char *env = getenv("LLMK_ISA");
+  if (env && *env) {
+    if (!strcmp(env, "scalar")) max_isa = LLMK_ISA_SCALAR;
+    else if (!strcmp(env, "avx2")) max_isa = LLMK_ISA_AVX2;
+    else if (!strcmp(env, "avx512")) max_isa = LLMK_ISA_AVX512;
+  }
+}
+
+const llmk__cpu_info *llmk__cpu(void) {
+  pthread_once(&detect_once, detect);
+  return &cpu;
+}
+
+llmk_isa llmk_get_native_isa(void) {
+  pthread_once(&detect_once, detect);
+  return native_isa;
+}
+
+llmk_isa llmk_get_isa(void) {
+  pthread_once(&detect_once, detect);
+  int m = atomic_load(&max_isa);
+  return m < (int)native_isa ? (llmk_isa)m : native_isa;
+}
+
+llmk_isa llmk_set_max_isa(llmk_isa isa) {
+  pthread_once(&detect_once, detect);
+  int v = (int)isa;
+  if (v < LLMK_ISA_SCALAR) v = LLMK_ISA_SCALAR;
+  if (v > LLMK_ISA_AVX512) v = LLMK_ISA_AVX512;
+  atomic_store(&max_isa, v);
+  return llmk_get_isa();
+}
+
+const char *llmk_isa_name(llmk_isa isa) {
+  switch (isa) {
+    case LLMK_ISA_SCALAR: return "scalar";
+    case LLMK_ISA_AVX2: return "avx2";
+    case LLMK_ISA_AVX512: return "avx512";
+  }
+  return "unknown";
+}
+
+const char *llmk_cpu_features(void) {
+  pthread_once(&detect_once, detect);
+  return feature_string;
+}

@@ -1,0 +1,20 @@
+/* The ordered kernel lists: highest ISA first, scalar last. */
+#include "dispatch/dispatch.h"
+
+const llmk__convert_kernels *llmk__convert_kernels_for(llmk_isa isa) {
+#if defined(LLMK_HAVE_AVX512)
+  if (isa >= LLMK_ISA_AVX512) return &llmk__convert_kernels_avx512;
+#endif
+#if defined(LLMK_HAVE_AVX2)
+  if (isa >= LLMK_ISA_AVX2) return &llmk__convert_kernels_avx2;
+#endif
+  (void)isa;
+  return &llmk__convert_kernels_scalar;
+}
+
+/* advance_step is one random read per sequence: no SIMD variant pays for itself, so
+ * every ISA uses the scalar kernel. */
+const llmk__advance_step_kernels *llmk__advance_step_kernels_for(llmk_isa isa) {
+  (void)isa;
+  return &llmk__advance_step_kernels_scalar;
+}

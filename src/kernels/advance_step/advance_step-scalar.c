@@ -1,0 +1,154 @@
+#include <inttypes.h>
+
+#include "core/internal.h"
+#include "dispatch/dispatch.h"
+#include "kernels/advance_step/advance_step.h"
+
+static const char op[] = "advance_step";
+
+/* Slot of position pos in row `row`, after checking the lookup; -1 on error. */
+static llmk_status lookup_slot(const llmk__advance_step_args *a, int64_t row, int64_t pos,
+                               const char *pos_name, int64_t pos_index, int64_t *slot) {
+  int64_t bs = a->block_size, b = pos / bs;
+  if (b >= a->max_blocks)
+    return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                       "%s[%" PRId64 "] gives position %" PRId64 ", block %" PRId64
+                       " of block_tables row %" PRId64 ", but max_blocks=%" PRId64,
+                       pos_name, pos_index, pos, b, row, a->max_blocks);
+  int64_t blk = llmk__iv_get(&a->block_tables, row, b);
+  if (blk < 0)
+    return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                       "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64 " is negative", row,
+                       b, blk);
+  if (blk > (INT64_MAX - (bs - 1)) / bs)
+    return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                       "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64
+                       " * block_size=%" PRId64 " overflows int64",
+                       row, b, blk, bs);
+  *slot = blk * bs + pos % bs;
+  return LLMK_SUCCESS;
+}
+
+static llmk_status not_fit(const char *what, int64_t index, int64_t value) {
+  return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                     "%s[%" PRId64 "] would be %" PRId64 ", which does not fit i32", what,
+                     index, value);
+}
+
+static llmk_status check_plain(const llmk__advance_step_args *a) {
+  for (int64_t q = 0; q < a->num_queries; q++) {
+    int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
+    if (LLMK__UNLIKELY(pos < 0 || pos == INT64_MAX))
+      return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                         "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q,
+                         pos);
+    int64_t slot;
+    llmk_status st = lookup_slot(a, q, pos, "seq_lens", q, &slot);
+    if (LLMK__UNLIKELY(st != LLMK_SUCCESS)) return st;
+    int64_t token = llmk__iv_get(&a->sampled, q, 0);
+    if (!llmk__iv_fits(&a->input_tokens, token)) return not_fit("input_tokens", q, token);
+    if (!llmk__iv_fits(&a->input_positions, pos)) return not_fit("input_positions", q, pos);
+    if (!llmk__iv_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", q, pos + 1);
+    if (!llmk__iv_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", q, slot);
+  }
+  return LLMK_SUCCESS;
+}
+
+/* Index of the first -1 in sampled row i, T if none. */
+static int64_t first_rejected(const llmk__advance_step_args *a, int64_t i) {
+  int64_t T = a->spec_len + 1;
+  for (int64_t j = 0; j < T; j++)
+    if (llmk__iv_get(&a->sampled, i, j) == -1) return j;
+  return T;
+}
+
+static llmk_status check_speculative(const llmk__advance_step_args *a) {
+  int64_t S = a->spec_len, T = S + 1;
+  for (int64_t i = 0; i < a->num_seqs; i++) {
+    int64_t acc = llmk__iv_get(&a->accepted_num, i, 0);
+    if (acc < 0)
+      return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                         "accepted_num[%" PRId64 "]=%" PRId64 " is negative", i, acc);
+    int64_t f = first_rejected(a, i);
+    if (f == 0)
+      return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                         "sampled_token_ids[%" PRId64 "][0] is -1: no accepted token", i);
+    int64_t last = llmk__iv_get(&a->sampled, i, f - 1);
+    if (!llmk__iv_fits(&a->input_tokens, last)) return not_fit("input_tokens", i * T, last);
+    for (int64_t s = 0; s < S; s++) {
+      int64_t tok = llmk__iv_get(&a->spec_token, i, s);
+      if (!llmk__iv_fits(&a->input_tokens, tok))
+        return not_fit("input_tokens", i * T + 1 + s, tok);
+    }
+    for (int64_t j = 0; j < T; j++) {
+      int64_t k = i * T + j, old = llmk__iv_get(&a->input_positions, k, 0), pos;
+      if (old < 0)
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                           "input_positions[%" PRId64 "]=%" PRId64 " is negative", k, old);
+      if (__builtin_add_overflow(old, acc, &pos) || pos >= INT64_MAX - 1)
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                           "input_positions[%" PRId64 "]=%" PRId64 " + accepted_num[%" PRId64
+                           "]=%" PRId64 " + 1 overflows int64",
+                           k, old, i, acc);
+      pos += 1;
+      int64_t slot;
+      llmk_status st = lookup_slot(a, i, pos, "input_positions", k, &slot);
+      if (st != LLMK_SUCCESS) return st;
+      if (!llmk__iv_fits(&a->input_positions, pos)) return not_fit("input_positions", k, pos);
+      if (!llmk__iv_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", k, pos + 1);
+      if (!llmk__iv_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", k, slot);
+    }
+  }
+  return LLMK_SUCCESS;
+}
+
+static llmk_status check_scalar(const llmk__advance_step_args *a) {
+  return a->speculative ? check_speculative(a) : check_plain(a);
+}
+
+static void run_plain(const llmk__advance_step_args *a) {
+  int64_t bs = a->block_size;
+  for (int64_t q = 0; q < a->num_queries; q++) {
+    int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
+    int64_t blk = llmk__iv_get(&a->block_tables, q, pos / bs);
+    llmk__iv_set(&a->input_tokens, q, llmk__iv_get(&a->sampled, q, 0));
+    llmk__iv_set(&a->input_positions, q, pos);
+    llmk__iv_set(&a->seq_lens, q, pos + 1);
+    llmk__iv_set(&a->slot_mapping, q, blk * bs + pos % bs);
+  }
+  for (int64_t q = a->num_queries; q < a->num_seqs; q++) {
+    llmk__iv_set(&a->input_tokens, q, 0);
+    llmk__iv_set(&a->input_positions, q, 0);
+    llmk__iv_set(&a->slot_mapping, q, -1);
+  }
+}
+
+static void run_speculative(const llmk__advance_step_args *a) {
+  int64_t S = a->spec_len, T = S + 1, bs = a->block_size;
+  for (int64_t i = 0; i < a->num_seqs; i++) {
+    int64_t acc = llmk__iv_get(&a->accepted_num, i, 0);
+    int64_t last = llmk__iv_get(&a->sampled, i, first_rejected(a, i) - 1);
+    llmk__iv_set(&a->input_tokens, i * T, last);
+    for (int64_t s = 0; s < S; s++)
+      llmk__iv_set(&a->input_tokens, i * T + 1 + s, llmk__iv_get(&a->spec_token, i, s));
+    for (int64_t j = 0; j < T; j++) {
+      int64_t k = i * T + j;
+      int64_t pos = llmk__iv_get(&a->input_positions, k, 0) + acc + 1;
+      int64_t blk = llmk__iv_get(&a->block_tables, i, pos / bs);
+      llmk__iv_set(&a->input_positions, k, pos);
+      llmk__iv_set(&a->seq_lens, k, pos + 1);
+      llmk__iv_set(&a->slot_mapping, k, blk * bs + pos % bs);
+    }
+  }
+}
+
+static void run_scalar(const llmk__advance_step_args *a) {
+  if (a->speculative) run_speculative(a);
+  else run_plain(a);
+}
+
+const llmk__advance_step_kernels llmk__advance_step_kernels_scalar = {
+    .isa = LLMK_ISA_SCALAR,
+    .check = check_scalar,
+    .run = run_scalar,
+};

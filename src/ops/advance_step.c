@@ -1,0 +1,152 @@
+/* advance_step: phase 1 (validate, plan) and phase 2 (check values, run). */
+#include <inttypes.h>
+
+#include "core/internal.h"
+#include "dispatch/dispatch.h"
+#include "kernels/advance_step/advance_step.h"
+#include "llmk/advance_step.h"
+
+static const char op[] = "advance_step";
+
+typedef struct advance_step_plan {
+  llmk__advance_step_args args;
+  const llmk__advance_step_kernels *kernels;
+} advance_step_plan;
+
+static llmk__iview view_of(const llmk_tensor *t) {
+  llmk__iview v = {(char *)t->data, t->dtype == LLMK_I64, t->rank > 0 ? t->strides[0] : 0,
+                   t->rank > 1 ? t->strides[1] : 0};
+  return v;
+}
+
+#define TRY(expr)                              \
+  do {                                         \
+    llmk_status st_ = (expr);                  \
+    if (st_ != LLMK_SUCCESS) return st_;       \
+  } while (0)
+
+static llmk_status validate(const llmk_tensor *const t[8], const char *const names[8],
+                            int64_t num_seqs, int64_t num_queries, int64_t block_size,
+                            llmk__advance_step_args *a) {
+  enum { TOK, SAMPLED, POS, LENS, SLOTS, TABLES, SPEC, ACC };
+  /* 1. required tensors */
+  for (int i = 0; i < 6; i++)
+    if (!t[i]) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s is NULL", names[i]);
+  bool speculative = t[SPEC] || t[ACC];
+  int n = speculative ? 8 : 6;
+  /* 2. dtypes */
+  for (int i = 0; i < n; i++)
+    if (t[i]) TRY(llmk__check_dtype(op, names[i], t[i], LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64)));
+  /* 3. attributes */
+  if (speculative && !(t[SPEC] && t[ACC]))
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "spec_token and accepted_num must be given together (%s is NULL)",
+                       t[SPEC] ? "accepted_num" : "spec_token");
+  if (num_seqs < 0)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "num_seqs=%" PRId64 " must be >= 0", num_seqs);
+  if (num_queries < 0 || num_queries > num_seqs)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "num_queries=%" PRId64 " must be in [0, num_seqs=%" PRId64 "]",
+                       num_queries, num_seqs);
+  if (block_size <= 0)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "block_size=%" PRId64 " must be > 0", block_size);
+  if (speculative && num_queries != num_seqs)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "speculative mode needs num_queries=%" PRId64
+                       " equal to num_seqs=%" PRId64 " (no padding rows)",
+                       num_queries, num_seqs);
+  /* 4. ranks and shapes */
+  int64_t S = 0, len = num_seqs;
+  if (speculative) {
+    TRY(llmk__check_rank(op, names[SPEC], t[SPEC], 2));
+    TRY(llmk__check_dim(op, names[SPEC], t[SPEC], 0, num_seqs, "num_seqs"));
+    S = t[SPEC]->shape[1];
+    if (__builtin_mul_overflow(num_seqs, S + 1, &len))
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "num_seqs * (S + 1) overflows");
+    TRY(llmk__check_rank(op, names[ACC], t[ACC], 1));
+    TRY(llmk__check_dim(op, names[ACC], t[ACC], 0, num_seqs, "num_seqs"));
+    TRY(llmk__check_rank(op, names[SAMPLED], t[SAMPLED], 2));
+    TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 0, num_seqs, "num_seqs"));
+    TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 1, S + 1, "spec_token.shape[1]+1"));
+  } else {
+    const llmk_tensor *s = t[SAMPLED];
+    if (s->rank != 1 && s->rank != 2)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "sampled_token_ids.rank=%d must be 2 ([num_queries, 1]) or 1",
+                         (int)s->rank);
+    TRY(llmk__check_dim(op, names[SAMPLED], s, 0, num_queries, "num_queries"));
+    if (s->rank == 2) TRY(llmk__check_dim(op, names[SAMPLED], s, 1, 1, "1"));
+  }
+  const char *len_name = speculative ? "num_seqs*(S+1)" : "num_seqs";
+  const int outs[4] = {TOK, POS, LENS, SLOTS};
+  for (int i = 0; i < 4; i++) {
+    TRY(llmk__check_rank(op, names[outs[i]], t[outs[i]], 1));
+    TRY(llmk__check_dim(op, names[outs[i]], t[outs[i]], 0, len, len_name));
+  }
+  TRY(llmk__check_rank(op, names[TABLES], t[TABLES], 2));
+  TRY(llmk__check_dim(op, names[TABLES], t[TABLES], 0, num_seqs, "num_seqs"));
+  /* 5. strides, extents and data pointers */
+  for (int i = 0; i < n; i++) TRY(llmk__check_tensor(op, names[i], t[i]));
+
+  a->input_tokens = view_of(t[TOK]);
+  a->sampled = view_of(t[SAMPLED]);
+  a->input_positions = view_of(t[POS]);
+  a->seq_lens = view_of(t[LENS]);
+  a->slot_mapping = view_of(t[SLOTS]);
+  a->block_tables = view_of(t[TABLES]);
+  if (speculative) {
+    a->spec_token = view_of(t[SPEC]);
+    a->accepted_num = view_of(t[ACC]);
+  }
+  a->num_seqs = num_seqs;
+  a->num_queries = num_queries;
+  a->block_size = block_size;
+  a->max_blocks = t[TABLES]->shape[1];
+  a->spec_len = S;
+  a->speculative = speculative;
+  return LLMK_SUCCESS;
+}
+
+llmk_status llmk_advance_step_get_workspace_size(
+    const llmk_tensor *input_tokens, const llmk_tensor *sampled_token_ids,
+    const llmk_tensor *input_positions, const llmk_tensor *seq_lens,
+    const llmk_tensor *slot_mapping, const llmk_tensor *block_tables,
+    const llmk_tensor *spec_token, const llmk_tensor *accepted_num, int64_t num_seqs,
+    int64_t num_queries, int64_t block_size, size_t *workspace_size, llmk_plan **plan) {
+  if (plan) *plan = NULL;
+  if (workspace_size) *workspace_size = 0;
+  if (!workspace_size)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
+  if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
+  const llmk_tensor *const t[8] = {input_tokens, sampled_token_ids, input_positions,
+                                   seq_lens,     slot_mapping,      block_tables,
+                                   spec_token,   accepted_num};
+  static const char *const names[8] = {"input_tokens", "sampled_token_ids",
+                                       "input_positions", "seq_lens", "slot_mapping",
+                                       "block_tables", "spec_token", "accepted_num"};
+  advance_step_plan p = {0};
+  TRY(validate(t, names, num_seqs, num_queries, block_size, &p.args));
+  p.kernels = llmk__advance_step_kernels_for(llmk_get_isa());
+  llmk_plan *out;
+  TRY(llmk__plan_create(op, LLMK__OP_ADVANCE_STEP, sizeof p, 0, &out));
+  *(advance_step_plan *)llmk__plan_payload(out) = p;
+  *plan = out;
+  return LLMK_SUCCESS;
+}
+
+llmk_status llmk_advance_step(void *workspace, size_t workspace_size, llmk_plan *plan,
+                              llmk_context *ctx) {
+  (void)ctx; /* O(num_seqs) with one random read per row: never worth a thread */
+  bool live;
+  llmk_status st =
+      llmk__plan_begin_run(op, LLMK__OP_ADVANCE_STEP, plan, workspace, workspace_size, &live);
+  if (st == LLMK_SUCCESS) {
+    const advance_step_plan *p = llmk__plan_payload(plan);
+    st = p->kernels->check(&p->args);
+    if (st == LLMK_SUCCESS) p->kernels->run(&p->args);
+  }
+  if (live) llmk__plan_end_run(plan);
+  return st;
+}

@@ -1,0 +1,50 @@
+/* Minimal test harness shared by every test program: checks that count failures,
+ * a seeded RNG whose seed is printed, and buffers with guard bytes. */
+#ifndef LLMK_TEST_UTIL_H
+#define LLMK_TEST_UTIL_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern long tu_checks, tu_failures;
+
+#define TU_CHECK(cond, ...)                                                  \
+  do {                                                                       \
+    tu_checks++;                                                             \
+    if (!(cond)) {                                                           \
+      tu_failures++;                                                         \
+      if (tu_failures <= 50) {                                               \
+        fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
+        fprintf(stderr, __VA_ARGS__);                                        \
+        fputc('\n', stderr);                                                 \
+      }                                                                      \
+    }                                                                        \
+  } while (0)
+
+/* Prints "<name>: N passed, N failed" and returns the exit code for main(). */
+int tu_finish(const char *name);
+
+/* xoshiro256** seeded from the environment variable LLMK_TEST_SEED if set, else
+ * from `default_seed`; the seed is printed so a failure can be replayed. */
+void tu_seed(uint64_t default_seed);
+uint64_t tu_rand_u64(void);
+/* Uniform in [lo, hi] (inclusive). */
+int64_t tu_rand_range(int64_t lo, int64_t hi);
+double tu_rand_unit(void); /* [0, 1) */
+
+/* A buffer of `size` bytes between two guard zones filled with a fixed non-zero
+ * pattern. tu_buf_check() reports whether both guard zones are intact. */
+typedef struct tu_buf {
+  unsigned char *base; /* allocation */
+  void *data;          /* the usable bytes */
+  size_t size;
+} tu_buf;
+#define TU_GUARD 64
+tu_buf tu_buf_alloc(size_t size);
+int tu_buf_check(const tu_buf *b); /* 1 = intact */
+void tu_buf_free(tu_buf *b);
+
+#endif
