@@ -6,7 +6,9 @@
  *   fp8 e4m3fn / e5m2: saturating: every value whose magnitude is at least the largest
  *   finite value, infinities included, becomes +-448 (e4m3fn) or +-57344 (e5m2).
  *   Subnormals of every type are produced and read exactly (no flush to zero).
- * narrow -> f32: exact. A NaN gives a quiet f32 NaN of the same sign.
+ * narrow -> f32: exact. f16 and fp8 NaNs give a quiet f32 NaN of the same sign (as
+ *   F16C does); bf16 -> f32 is the plain 16-bit shift, so a NaN keeps its payload and
+ *   a signalling NaN stays signalling (as PyTorch and every bf16 library do).
  * The bulk functions give the same bits as the per-element ones on every ISA.
  */
 #ifndef LLMK_CONVERT_H

@@ -39,13 +39,15 @@ const llmk__convert_kernels *llmk__convert_kernels_for(llmk_isa isa);
 struct llmk__advance_step_args;
 typedef struct llmk__advance_step_kernels {
   llmk_isa isa;
-  /* Checks every value rule; returns LLMK_SUCCESS or the error (message set). */
-  llmk_status (*check)(const struct llmk__advance_step_args *a);
-  /* Writes the outputs; only called after check() succeeded. */
-  void (*run)(const struct llmk__advance_step_args *a);
+  /* Checks every value rule, then, only if all hold, writes the outputs. Returns
+   * LLMK_SUCCESS or the error (message set, nothing written). */
+  llmk_status (*execute)(const struct llmk__advance_step_args *a);
 } llmk__advance_step_kernels;
 
 extern const llmk__advance_step_kernels llmk__advance_step_kernels_scalar;
+#if defined(LLMK_HAVE_AVX512)
+extern const llmk__advance_step_kernels llmk__advance_step_kernels_avx512;
+#endif
 const llmk__advance_step_kernels *llmk__advance_step_kernels_for(llmk_isa isa);
 
 #endif

@@ -12,9 +12,12 @@ const llmk__convert_kernels *llmk__convert_kernels_for(llmk_isa isa) {
   return &llmk__convert_kernels_scalar;
 }
 
-/* advance_step is one random read per sequence: no SIMD variant pays for itself, so
- * every ISA uses the scalar kernel. */
+/* advance_step has no AVX2 kernel: without masked 64-bit stores and conversions the
+ * gather-based version did not beat the scalar one enough to be worth a variant. */
 const llmk__advance_step_kernels *llmk__advance_step_kernels_for(llmk_isa isa) {
+#if defined(LLMK_HAVE_AVX512)
+  if (isa >= LLMK_ISA_AVX512) return &llmk__advance_step_kernels_avx512;
+#endif
   (void)isa;
   return &llmk__advance_step_kernels_scalar;
 }

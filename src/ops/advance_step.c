@@ -103,6 +103,7 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
   a->num_seqs = num_seqs;
   a->num_queries = num_queries;
   a->block_size = block_size;
+  a->div = llmk__divider_make(block_size);
   a->max_blocks = t[TABLES]->shape[1];
   a->spec_len = S;
   a->speculative = speculative;
@@ -144,8 +145,7 @@ llmk_status llmk_advance_step(void *workspace, size_t workspace_size, llmk_plan 
       llmk__plan_begin_run(op, LLMK__OP_ADVANCE_STEP, plan, workspace, workspace_size, &live);
   if (st == LLMK_SUCCESS) {
     const advance_step_plan *p = llmk__plan_payload(plan);
-    st = p->kernels->check(&p->args);
-    if (st == LLMK_SUCCESS) p->kernels->run(&p->args);
+    st = p->kernels->execute(&p->args);
   }
   if (live) llmk__plan_end_run(plan);
   return st;

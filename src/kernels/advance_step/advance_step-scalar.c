@@ -9,7 +9,7 @@ static const char op[] = "advance_step";
 /* Slot of position pos in row `row`, after checking the lookup; -1 on error. */
 static llmk_status lookup_slot(const llmk__advance_step_args *a, int64_t row, int64_t pos,
                                const char *pos_name, int64_t pos_index, int64_t *slot) {
-  int64_t bs = a->block_size, b = pos / bs;
+  int64_t bs = a->block_size, b = llmk__div(&a->div, pos);
   if (b >= a->max_blocks)
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "%s[%" PRId64 "] gives position %" PRId64 ", block %" PRId64
@@ -20,12 +20,14 @@ static llmk_status lookup_slot(const llmk__advance_step_args *a, int64_t row, in
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64 " is negative", row,
                        b, blk);
-  if (blk > (INT64_MAX - (bs - 1)) / bs)
+  int64_t slot_value;
+  if (__builtin_mul_overflow(blk, bs, &slot_value) ||
+      __builtin_add_overflow(slot_value, pos - b * bs, &slot_value))
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64
-                       " * block_size=%" PRId64 " overflows int64",
-                       row, b, blk, bs);
-  *slot = blk * bs + pos % bs;
+                       " * block_size=%" PRId64 " + %" PRId64 " overflows int64",
+                       row, b, blk, bs, pos - b * bs);
+  *slot = slot_value;
   return LLMK_SUCCESS;
 }
 
@@ -35,14 +37,15 @@ static llmk_status not_fit(const char *what, int64_t index, int64_t value) {
                      index, value);
 }
 
-static llmk_status check_plain(const llmk__advance_step_args *a) {
-  for (int64_t q = 0; q < a->num_queries; q++) {
+llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *a, int64_t q0,
+                                          int64_t q1) {
+  for (int64_t q = q0; q < q1; q++) {
     int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
     if (LLMK__UNLIKELY(pos < 0 || pos == INT64_MAX))
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                          "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q,
                          pos);
-    int64_t slot;
+    int64_t slot = 0;
     llmk_status st = lookup_slot(a, q, pos, "seq_lens", q, &slot);
     if (LLMK__UNLIKELY(st != LLMK_SUCCESS)) return st;
     int64_t token = llmk__iv_get(&a->sampled, q, 0);
@@ -91,7 +94,7 @@ static llmk_status check_speculative(const llmk__advance_step_args *a) {
                            "]=%" PRId64 " + 1 overflows int64",
                            k, old, i, acc);
       pos += 1;
-      int64_t slot;
+      int64_t slot = 0;
       llmk_status st = lookup_slot(a, i, pos, "input_positions", k, &slot);
       if (st != LLMK_SUCCESS) return st;
       if (!llmk__iv_fits(&a->input_positions, pos)) return not_fit("input_positions", k, pos);
@@ -102,20 +105,21 @@ static llmk_status check_speculative(const llmk__advance_step_args *a) {
   return LLMK_SUCCESS;
 }
 
-static llmk_status check_scalar(const llmk__advance_step_args *a) {
-  return a->speculative ? check_speculative(a) : check_plain(a);
-}
 
-static void run_plain(const llmk__advance_step_args *a) {
+void llmk__advance_step_run_rows(const llmk__advance_step_args *a, int64_t q0, int64_t q1) {
   int64_t bs = a->block_size;
-  for (int64_t q = 0; q < a->num_queries; q++) {
+  for (int64_t q = q0; q < q1; q++) {
     int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
-    int64_t blk = llmk__iv_get(&a->block_tables, q, pos / bs);
+    int64_t b = llmk__div(&a->div, pos);
+    int64_t blk = llmk__iv_get(&a->block_tables, q, b);
     llmk__iv_set(&a->input_tokens, q, llmk__iv_get(&a->sampled, q, 0));
     llmk__iv_set(&a->input_positions, q, pos);
     llmk__iv_set(&a->seq_lens, q, pos + 1);
-    llmk__iv_set(&a->slot_mapping, q, blk * bs + pos % bs);
+    llmk__iv_set(&a->slot_mapping, q, (blk - b) * bs + pos);
   }
+}
+
+void llmk__advance_step_pad(const llmk__advance_step_args *a) {
   for (int64_t q = a->num_queries; q < a->num_seqs; q++) {
     llmk__iv_set(&a->input_tokens, q, 0);
     llmk__iv_set(&a->input_positions, q, 0);
@@ -134,21 +138,31 @@ static void run_speculative(const llmk__advance_step_args *a) {
     for (int64_t j = 0; j < T; j++) {
       int64_t k = i * T + j;
       int64_t pos = llmk__iv_get(&a->input_positions, k, 0) + acc + 1;
-      int64_t blk = llmk__iv_get(&a->block_tables, i, pos / bs);
+      int64_t b = llmk__div(&a->div, pos);
+      int64_t blk = llmk__iv_get(&a->block_tables, i, b);
       llmk__iv_set(&a->input_positions, k, pos);
       llmk__iv_set(&a->seq_lens, k, pos + 1);
-      llmk__iv_set(&a->slot_mapping, k, blk * bs + pos % bs);
+      llmk__iv_set(&a->slot_mapping, k, (blk - b) * bs + pos);
     }
   }
 }
 
-static void run_scalar(const llmk__advance_step_args *a) {
-  if (a->speculative) run_speculative(a);
-  else run_plain(a);
+static llmk_status execute_scalar(const llmk__advance_step_args *a) {
+  llmk_status st;
+  if (a->speculative) {
+    st = check_speculative(a);
+    if (st == LLMK_SUCCESS) run_speculative(a);
+  } else {
+    st = llmk__advance_step_check_rows(a, 0, a->num_queries);
+    if (st == LLMK_SUCCESS) {
+      llmk__advance_step_run_rows(a, 0, a->num_queries);
+      llmk__advance_step_pad(a);
+    }
+  }
+  return st;
 }
 
 const llmk__advance_step_kernels llmk__advance_step_kernels_scalar = {
     .isa = LLMK_ISA_SCALAR,
-    .check = check_scalar,
-    .run = run_scalar,
+    .execute = execute_scalar,
 };

@@ -58,7 +58,7 @@ static inline uint16_t llmk__f32_to_f16(float f) {
   uint32_t u = llmk__f32_bits(f);
   uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
   u &= 0x7fffffff;
-  if (u > 0x7f800000u) return (uint16_t)(sign | 0x7e00 | (u >> 13));
+  if (u > 0x7f800000u) return (uint16_t)(sign | 0x7e00 | ((u >> 13) & 0x3ff));
   if (u >= 0x47800000u) return (uint16_t)(sign | 0x7c00); /* >= 65536, inf */
   uint32_t code = llmk__round_magnitude(u, 10, 15);
   if (code > 0x7c00) code = 0x7c00;

@@ -1,0 +1,31 @@
+# Thin wrapper over CMake so that a fresh clone needs only `make bench` / `make test`.
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure test bench examples install clean
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	@bash scripts/deps.sh
+
+configure: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+test: all
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The main job: until `llmk bench` exists, the benchmarks and the examples.
+bench: all
+	bash scripts/bench.sh $(BUILD)
+
+examples: all
+	bash scripts/examples.sh $(BUILD)
+
+install: all
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+
+clean:
+	rm -rf $(BUILD)
