@@ -121,15 +121,16 @@ typedef enum llmk_isa {
   LLMK_ISA_AVX512 = 2  /* AVX-512 F + BW + VL (BF16 / FP16 used where present) */
 } llmk_isa;
 
-/* The best ISA this CPU and build support, lowered by the environment variable
- * LLMK_ISA=scalar|avx2|avx512 (read once) and by llmk_set_max_isa(). Plans store
+/* The ISA in force: the best one this CPU and build support, capped by the current
+ * cap. The cap starts as the environment variable LLMK_ISA=scalar|avx2|avx512 (read
+ * once; absent = no cap) and is replaced by each llmk_set_max_isa() call. Plans store
  * the kernels of the ISA in force when they are created. */
 LLMK_API llmk_isa llmk_get_isa(void);
 /* The best ISA of CPU and build, ignoring every override. */
 LLMK_API llmk_isa llmk_get_native_isa(void);
-/* Caps the ISA used for plans created from now on (process-wide; intended for tests
- * and benchmarks). Values above the native ISA are lowered to it. Returns the ISA in
- * force afterwards. */
+/* Replaces the cap (LLMK_ISA's value included) for plans created from now on
+ * (process-wide; intended for tests and benchmarks). A cap above the native ISA has
+ * no effect. Returns the ISA in force afterwards. */
 LLMK_API llmk_isa llmk_set_max_isa(llmk_isa max_isa);
 /* "scalar", "avx2", "avx512". */
 LLMK_API const char *llmk_isa_name(llmk_isa isa);
