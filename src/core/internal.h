@@ -13,7 +13,9 @@
 #define LLMK__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define LLMK__LIKELY(x) __builtin_expect(!!(x), 1)
 #define LLMK__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LLMK__COLD __attribute__((cold, noinline))
 #else
+#define LLMK__COLD
 #define LLMK__PRINTF(f, a)
 #define LLMK__LIKELY(x) (x)
 #define LLMK__UNLIKELY(x) (x)

@@ -37,23 +37,46 @@ static llmk_status not_fit(const char *what, int64_t index, int64_t value) {
                      index, value);
 }
 
-llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *a, int64_t q0,
+/* The detailed check of one plain row, which also writes the message. */
+static LLMK__COLD llmk_status diagnose_row(const llmk__advance_step_args *a, int64_t q) {
+  int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
+  if (pos < 0 || pos == INT64_MAX)
+    return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                       "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q, pos);
+  int64_t slot = 0;
+  llmk_status st = lookup_slot(a, q, pos, "seq_lens", q, &slot);
+  if (st != LLMK_SUCCESS) return st;
+  int64_t token = llmk__iv_get(&a->sampled, q, 0);
+  if (!llmk__iv_fits(&a->input_tokens, token)) return not_fit("input_tokens", q, token);
+  if (!llmk__iv_fits(&a->input_positions, pos)) return not_fit("input_positions", q, pos);
+  if (!llmk__iv_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", q, pos + 1);
+  if (!llmk__iv_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", q, slot);
+  return LLMK_SUCCESS;
+}
+
+/* The same rules as diagnose_row() as one predicate, for the common all-valid case. */
+static inline bool row_ok(const llmk__advance_step_args *a, int64_t q) {
+  int64_t pos = llmk__iv_get(&a->seq_lens, q, 0), bs = a->block_size, slot;
+  if ((uint64_t)pos >= (uint64_t)INT64_MAX) return false;
+  int64_t b = llmk__div(&a->div, pos);
+  if (b >= a->max_blocks) return false;
+  int64_t blk = llmk__iv_get(&a->block_tables, q, b);
+  if (blk < 0 || __builtin_mul_overflow(blk, bs, &slot) ||
+      __builtin_add_overflow(slot, pos - b * bs, &slot))
+    return false;
+  return llmk__iv_fits(&a->input_tokens, llmk__iv_get(&a->sampled, q, 0)) &&
+         llmk__iv_fits(&a->seq_lens, pos + 1) && llmk__iv_fits(&a->input_positions, pos) &&
+         llmk__iv_fits(&a->slot_mapping, slot);
+}
+
+llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *args, int64_t q0,
                                           int64_t q1) {
-  for (int64_t q = q0; q < q1; q++) {
-    int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
-    if (LLMK__UNLIKELY(pos < 0 || pos == INT64_MAX))
-      return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                         "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q,
-                         pos);
-    int64_t slot = 0;
-    llmk_status st = lookup_slot(a, q, pos, "seq_lens", q, &slot);
-    if (LLMK__UNLIKELY(st != LLMK_SUCCESS)) return st;
-    int64_t token = llmk__iv_get(&a->sampled, q, 0);
-    if (!llmk__iv_fits(&a->input_tokens, token)) return not_fit("input_tokens", q, token);
-    if (!llmk__iv_fits(&a->input_positions, pos)) return not_fit("input_positions", q, pos);
-    if (!llmk__iv_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", q, pos + 1);
-    if (!llmk__iv_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", q, slot);
-  }
+  const llmk__advance_step_args local = *args, *a = &local;
+  for (int64_t q = q0; q < q1; q++)
+    if (LLMK__UNLIKELY(!row_ok(a, q))) {
+      llmk_status st = diagnose_row(a, q);
+      if (st != LLMK_SUCCESS) return st;
+    }
   return LLMK_SUCCESS;
 }
 
@@ -106,7 +129,11 @@ static llmk_status check_speculative(const llmk__advance_step_args *a) {
 }
 
 
-void llmk__advance_step_run_rows(const llmk__advance_step_args *a, int64_t q0, int64_t q1) {
+void llmk__advance_step_run_rows(const llmk__advance_step_args *args, int64_t q0,
+                                 int64_t q1) {
+  /* a local copy: the output stores could alias *args, which would make the compiler
+   * reload every descriptor field after each store */
+  const llmk__advance_step_args local = *args, *a = &local;
   int64_t bs = a->block_size;
   for (int64_t q = q0; q < q1; q++) {
     int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
