@@ -7,5 +7,6 @@
 #include "llmk/types.h"
 #include "llmk/convert.h"
 #include "llmk/advance_step.h"
+#include "llmk/kv_cache.h"
 
 #endif

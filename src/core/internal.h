@@ -51,6 +51,8 @@ size_t llmk__tensor_span_bytes(const llmk_tensor *t);
 
 typedef enum llmk__op {
   LLMK__OP_ADVANCE_STEP = 1,
+  LLMK__OP_SCATTER_KV = 2,
+  LLMK__OP_GATHER_KV = 3,
 } llmk__op;
 
 /* Allocates a live plan with `payload_size` bytes of zeroed, max-aligned payload. */

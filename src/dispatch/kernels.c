@@ -1,5 +1,6 @@
 /* The ordered kernel lists: highest ISA first, scalar last. */
 #include "dispatch/dispatch.h"
+#include "kernels/kv_cache/kv_cache.h"
 
 const llmk__convert_kernels *llmk__convert_kernels_for(llmk_isa isa) {
 #if defined(LLMK_HAVE_AVX512)
@@ -20,4 +21,15 @@ const llmk__advance_step_kernels *llmk__advance_step_kernels_for(llmk_isa isa) {
 #endif
   (void)isa;
   return &llmk__advance_step_kernels_scalar;
+}
+
+const llmk__kv_kernels *llmk__kv_kernels_for(llmk_isa isa) {
+#if defined(LLMK_HAVE_AVX512)
+  if (isa >= LLMK_ISA_AVX512) return &llmk__kv_kernels_avx512;
+#endif
+#if defined(LLMK_HAVE_AVX2)
+  if (isa >= LLMK_ISA_AVX2) return &llmk__kv_kernels_avx2;
+#endif
+  (void)isa;
+  return &llmk__kv_kernels_scalar;
 }

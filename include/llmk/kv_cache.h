@@ -1,0 +1,126 @@
+/*
+ * Paged KV cache: scatter_pa_kv_cache writes each step's new K/V into the cache by
+ * slot (vLLM reshape_and_cache(_flash), CANN aclnnScatterPaKvCache); gather_pa_kv_cache
+ * reads sequences back by block table. Full description: docs/ops/scatter_pa_kv_cache.md
+ * and docs/ops/gather_pa_kv_cache.md.
+ *
+ * A slot is block_id * block_size + offset; b = slot / block_size, o = slot % block_size.
+ * Logical cache element (b, o, h, d) lives, per layout, at:
+ *
+ *   LLMK_KV_BLOCKS  cache [num_blocks, block_size, H, D], any strides:     [b, o, h, d]
+ *                   (NHD; HND is the same view with strides [.., D, bs*D, 1]; K and V
+ *                   caches sharing one buffer are two views of it)
+ *   LLMK_KV_XSPLIT  key cache   [num_blocks, H, D/x, block_size, x]:       [b, h, d/x, o, d%x]
+ *                   value cache [num_blocks, H, D, block_size]:            [b, h, d, o]
+ *                   x = 16 bytes / cache element size (vLLM paged attention v1/v2, CPU)
+ *   LLMK_KV_NZ      cache [num_blocks, H*D/ld, block_size, ld]:   [b, (h*D+d)/ld, o, (h*D+d)%ld]
+ *                   ld = 32 bytes / cache element size (CANN PA_NZ); (H*D) % ld == 0
+ *
+ * The x-split and NZ caches may have any non-negative strides too.
+ *
+ * Element types: when source and destination share a dtype, elements of any 1-, 2- or
+ * 4-byte dtype (f32, f16, bf16, i8, u8, i32, fp8) are copied bit for bit. With an fp8
+ * (e4m3fn or e5m2) cache and an f32, f16 or bf16 source, scatter stores
+ *   fp8(f32(src) / scale)       (f32 division, then round to nearest even, saturating)
+ * and gather of an fp8 cache into f32, f16 or bf16 stores
+ *   out_dtype(f32(cache) * scale)   (f32 product, rounded once to the output dtype).
+ * Scales are f32 tensors of shape [], [1] (per tensor) or [H] (per head), required
+ * exactly when a conversion happens; each value must be finite and > 0 (phase 2).
+ */
+#ifndef LLMK_KV_CACHE_H
+#define LLMK_KV_CACHE_H
+
+#include "llmk/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum llmk_kv_layout {
+  LLMK_KV_BLOCKS = 0,
+  LLMK_KV_XSPLIT = 1,
+  LLMK_KV_NZ = 2,
+} llmk_kv_layout;
+
+/* "blocks", "xsplit", "nz"; "invalid" otherwise. */
+LLMK_API const char *llmk_kv_layout_name(llmk_kv_layout layout);
+
+/*
+ * scatter_pa_kv_cache. Equal to:
+ *
+ *   for t in [0, T):                      (in order: a later token wins a duplicate slot)
+ *     s = slot_mapping[t]; if s < 0: continue          (padding token)
+ *     b = s / block_size; o = s % block_size
+ *     for h, d: key_cache(b, o, h, d) = conv(key[t, h, d], k_scale[h])
+ *               value_cache(b, o, h, d) = conv(value[t, h, d], v_scale[h])   (if value)
+ *
+ *   key [T, H, Dk], value [T, H, Dv]: any strides (views of a fused qkv tensor are fine).
+ *   value and value_cache: both given, or both NULL (K-only caches, e.g. MLA).
+ *   slot_mapping [T]: i32 or i64, any stride.
+ *   k_scale / v_scale: see above; NULL when no conversion happens.
+ *   num_blocks and block_size are read from key_cache; value_cache must agree.
+ * Nothing else in the caches changes. Results are the same for any thread count.
+ *
+ * Phase 1 statuses: LLMK_ERROR_NULL_POINTER (key, key_cache, slot_mapping,
+ * workspace_size or plan NULL; value without value_cache; a required scale missing; a
+ * data pointer NULL with elements), LLMK_ERROR_INVALID_DTYPE (an element size other
+ * than 1, 2, 4; cache dtype neither the source's nor fp8 from f32/f16/bf16; slot_mapping
+ * not i32/i64; a scale not f32), LLMK_ERROR_INVALID_ATTRIBUTE (unknown layout;
+ * value_cache without value; a scale given where no conversion happens),
+ * LLMK_ERROR_INVALID_SHAPE (ranks, extents that disagree, D not a multiple of x for an
+ * x-split key cache, H*D not a multiple of ld for NZ, scale not [], [1] or [H],
+ * negative strides or overflowing spans).
+ * Phase 2: LLMK_ERROR_INVALID_VALUE, before any write, for a slot >= num_blocks *
+ * block_size (the message names the token and the slot) or a scale that is not finite
+ * and > 0; plus the plan and workspace statuses of docs/api.md.
+ */
+LLMK_API llmk_status llmk_scatter_pa_kv_cache_get_workspace_size(
+    const llmk_tensor *key, const llmk_tensor *value /* optional */,
+    const llmk_tensor *key_cache, const llmk_tensor *value_cache /* optional */,
+    const llmk_tensor *slot_mapping, const llmk_tensor *k_scale /* optional */,
+    const llmk_tensor *v_scale /* optional */, llmk_kv_layout layout,
+    size_t *workspace_size, llmk_plan **plan);
+
+LLMK_API llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size,
+                                              llmk_plan *plan, llmk_context *ctx);
+
+/*
+ * gather_pa_kv_cache: the read path. Equal to:
+ *
+ *   t = 0
+ *   for i in [0, B):
+ *     for p in [0, seq_lens[i]):
+ *       b = block_tables[i][p / block_size]; o = p % block_size
+ *       for h, d: key_out[t, h, d] = conv(key_cache(b, o, h, d), k_scale[h])
+ *                 value_out[t, h, d] = conv(value_cache(b, o, h, d), v_scale[h])
+ *       t += 1
+ *
+ *   block_tables [B, max_blocks] and seq_lens [B]: i32 or i64, any strides.
+ *   key_out [sum(seq_lens), H, Dk], value_out [sum(seq_lens), H, Dv]: any strides;
+ *   value_cache and value_out: both given or both NULL.
+ * Scatter then gather returns the original K/V bit for bit (same dtypes).
+ *
+ * Phase 1 statuses as for scatter, with the roles swapped: the caches are the sources
+ * (key_cache required; value_out without value_cache is LLMK_ERROR_INVALID_ATTRIBUTE)
+ * and key_out/value_out the destinations (key_out required; value_cache without
+ * value_out is LLMK_ERROR_NULL_POINTER); block_tables and seq_lens are required, and
+ * their dtype rules are slot_mapping's.
+ * Phase 2: LLMK_ERROR_INVALID_VALUE, before any write, for a negative seq_lens entry,
+ * sum(seq_lens) != key_out.shape[0], a sequence needing more than max_blocks blocks,
+ * a used block id outside [0, num_blocks), or a bad scale value.
+ */
+LLMK_API llmk_status llmk_gather_pa_kv_cache_get_workspace_size(
+    const llmk_tensor *key_cache, const llmk_tensor *value_cache /* optional */,
+    const llmk_tensor *block_tables, const llmk_tensor *seq_lens,
+    const llmk_tensor *k_scale /* optional */, const llmk_tensor *v_scale /* optional */,
+    const llmk_tensor *key_out, const llmk_tensor *value_out /* optional */,
+    llmk_kv_layout layout, size_t *workspace_size, llmk_plan **plan);
+
+LLMK_API llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size,
+                                             llmk_plan *plan, llmk_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

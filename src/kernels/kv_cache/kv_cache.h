@@ -1,0 +1,31 @@
+/* KV cache kernels: contiguous runs of quantization into fp8 and dequantization out of
+ * it. Bit copies use memcpy; strided runs use the scalar element code in the op. */
+#ifndef LLMK_KERNELS_KV_CACHE_H
+#define LLMK_KERNELS_KV_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmk/types.h"
+
+typedef struct llmk__kv_kernels {
+  llmk_isa isa;
+  /* dst[i] = fp8(f32(src[i]) / scale), src of f32, f16 or bf16 */
+  void (*quant)(uint8_t *dst, const void *src, llmk_dtype src_dtype, bool e5m2, size_t n,
+                float scale);
+  /* dst[i] = dst_dtype(f32(fp8 src[i]) * scale), dst of f32, f16 or bf16 */
+  void (*dequant)(void *dst, llmk_dtype dst_dtype, const uint8_t *src, bool e5m2, size_t n,
+                  float scale);
+} llmk__kv_kernels;
+
+extern const llmk__kv_kernels llmk__kv_kernels_scalar;
+#if defined(LLMK_HAVE_AVX2)
+extern const llmk__kv_kernels llmk__kv_kernels_avx2;
+#endif
+#if defined(LLMK_HAVE_AVX512)
+extern const llmk__kv_kernels llmk__kv_kernels_avx512;
+#endif
+const llmk__kv_kernels *llmk__kv_kernels_for(llmk_isa isa);
+
+#endif
