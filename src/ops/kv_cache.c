@@ -56,6 +56,8 @@ typedef struct kv_side {
   int64_t H, D;
   kv_run *runs;
   int64_t nruns;
+  bool group;        /* see move_group() */
+  bool unit_copy;    /* a bit copy whose runs all have unit strides on both sides */
 } kv_side;
 
 typedef struct kv_plan {
@@ -358,6 +360,14 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
     k->runs = runs;
     k->nruns = build_runs(layout, i == 0, sides[i].cache->strides, sides[i].tok->strides[1],
                           sides[i].tok->strides[2], k->H, k->D, units[i], k->scale_n > 1, runs);
+    /* grouping pays where a token's row is split into pieces and consecutive slots
+     * sit within one cache line of each other */
+    k->group = (k->nruns > 1 || (k->nruns == 1 && k->runs[0].cache_stride != 1)) &&
+               k->cache_so * (int64_t)k->cache_esz <= 64;
+    k->unit_copy = k->mode == MODE_COPY;
+    for (int64_t r = 0; r < k->nruns; r++)
+      if (k->runs[r].len > 1 && (k->runs[r].tok_stride != 1 || k->runs[r].cache_stride != 1))
+        k->unit_copy = false;
     runs += counts[i];
   }
   *workspace_size = ws;
@@ -427,62 +437,198 @@ static float scale_of(const kv_side *k, int64_t head) {
 
 static void copy_strided(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n,
                          size_t esz) {
-  for (int64_t i = 0; i < n; i++)
-    memcpy(dst + (size_t)(i * ds) * esz, src + (size_t)(i * ss) * esz, esz);
+  /* typed loops: a memcpy of a variable element size would be a call per element */
+  if (esz == 2) {
+    uint16_t *d = (uint16_t *)(void *)dst;
+    const uint16_t *s = (const uint16_t *)(const void *)src;
+    for (int64_t i = 0; i < n; i++) d[i * ds] = s[i * ss];
+  } else if (esz == 1) {
+    for (int64_t i = 0; i < n; i++) dst[i * ds] = src[i * ss];
+  } else {
+    uint32_t *d = (uint32_t *)(void *)dst;
+    const uint32_t *s = (const uint32_t *)(const void *)src;
+    for (int64_t i = 0; i < n; i++) d[i * ds] = s[i * ss];
+  }
+}
+
+/* Element i of a run that is strided on one side, by mode. */
+static inline void move_elem(const kv_plan *p, const kv_side *k, const kv_run *run,
+                             char *t, char *c, int64_t i, int64_t ci, float s) {
+  char *te = t + (size_t)(i * run->tok_stride) * k->tok_esz;
+  char *ce = c + (size_t)ci * k->cache_esz;
+  if (k->mode == MODE_COPY) {
+    if (p->gather) memcpy(te, ce, k->tok_esz);
+    else memcpy(ce, te, k->tok_esz);
+  } else if (k->mode == MODE_QUANT) {
+    *(uint8_t *)ce = llmk__f32_to_fp8(llmk__load_f32(te, k->tok_dt) / s, k->e5m2);
+  } else {
+    llmk__store_f32(te, k->tok_dt, llmk__fp8_to_f32(*(const uint8_t *)ce, k->e5m2) * s);
+  }
+}
+
+/* One run of one token: t and c point at the run's first element on each side. */
+static void move_run(const kv_plan *p, const kv_side *k, const kv_run *run, char *t, char *c,
+                     bool stream) {
+  bool unit = (run->tok_stride == 1 && run->cache_stride == 1) || run->len == 1;
+  float s = k->mode == MODE_COPY ? 1.0f : scale_of(k, run->head);
+  if (k->mode == MODE_COPY) {
+    char *dst = p->gather ? t : c;
+    const char *src = p->gather ? c : t;
+    if (unit) {
+      size_t bytes = (size_t)run->len * k->tok_esz;
+      if (bytes == 16) memcpy(dst, src, 16); /* x-split runs: inline, no call */
+      else if (bytes == 32) memcpy(dst, src, 32);
+      else p->kern->copy(dst, src, bytes, stream);
+    } else if (p->gather) {
+      copy_strided(t, run->tok_stride, c, run->cache_stride, run->len, k->tok_esz);
+    } else {
+      copy_strided(c, run->cache_stride, t, run->tok_stride, run->len, k->tok_esz);
+    }
+  } else if (unit && k->mode == MODE_QUANT) {
+    p->kern->quant((uint8_t *)c, t, k->tok_dt, k->e5m2, (size_t)run->len, s);
+  } else if (unit) {
+    p->kern->dequant(t, k->tok_dt, (const uint8_t *)c, k->e5m2, (size_t)run->len, s);
+  } else {
+    for (int64_t i = 0; i < run->len; i++) move_elem(p, k, run, t, c, i, i * run->cache_stride, s);
+  }
+}
+
+/* A bit copy of one unit-stride run; the 16- and 32-byte pieces of x-split and NZ are
+ * inlined. */
+static inline void copy_piece(const kv_plan *p, char *dst, const char *src, size_t bytes,
+                              bool stream) {
+  if (bytes == 16) memcpy(dst, src, 16);
+  else if (bytes == 32) memcpy(dst, src, 32);
+  else p->kern->copy(dst, src, bytes, stream);
 }
 
 /* Moves one token's row between its [H, D] tensor and its cache slot. */
-static void move_token(const kv_plan *p, const kv_side *k, char *tok, char *cache) {
+static void move_token(const kv_plan *p, const kv_side *k, char *tok, char *cache,
+                       bool stream) {
+  if (k->unit_copy) {
+    for (int64_t r = 0; r < k->nruns; r++) {
+      const kv_run *run = &k->runs[r];
+      char *t = tok + (size_t)run->tok_off * k->tok_esz;
+      char *c = cache + (size_t)run->cache_off * k->cache_esz;
+      copy_piece(p, p->gather ? t : c, p->gather ? c : t, (size_t)run->len * k->tok_esz, stream);
+    }
+    return;
+  }
   for (int64_t r = 0; r < k->nruns; r++) {
     const kv_run *run = &k->runs[r];
-    char *t = tok + (size_t)run->tok_off * k->tok_esz;
+    move_run(p, k, run, tok + (size_t)run->tok_off * k->tok_esz,
+             cache + (size_t)run->cache_off * k->cache_esz, stream);
+  }
+}
+
+/* Tokens t0..t0+g-1 to (or from) the consecutive slots of one block starting at `cache`.
+ * Used where a token's row is cut into pieces and consecutive slots share cache lines
+ * (x-split, NZ): the move is a small transpose, done in tiles of about one cache line
+ * on each side, so that every line is read and written once (rows 2 KiB apart would
+ * otherwise evict each other from the few L1 sets they map to). */
+static void move_group(const kv_plan *p, const kv_side *k, int64_t t0, int64_t g, char *cache,
+                       bool stream) {
+  size_t tstep = (size_t)k->tok_s0 * k->tok_esz, cstep = (size_t)k->cache_so * k->cache_esz;
+  char *tok0 = k->tok + (size_t)(t0 * k->tok_s0) * k->tok_esz;
+  int64_t r0 = 0;
+  while (r0 < k->nruns) {
+    const kv_run *run = &k->runs[r0];
+    if (run->cache_stride == 1 || run->len == 1) {
+      /* pieces: all consecutive unit runs, TJ tokens at a time, TJ pieces filling one
+       * destination line; the token rows are read front to back */
+      size_t rb = (size_t)run->len * k->cache_esz;
+      int64_t tj = rb >= 64 ? 1 : (int64_t)(64 / rb), r1 = r0;
+      while (r1 < k->nruns && (k->runs[r1].cache_stride == 1 || k->runs[r1].len == 1)) r1++;
+      for (int64_t j0 = 0; j0 < g; j0 += tj)
+        for (int64_t r = r0; r < r1; r++)
+          for (int64_t j = j0; j < g && j < j0 + tj; j++) {
+            char *t = tok0 + j * tstep + (size_t)k->runs[r].tok_off * k->tok_esz;
+            char *c = cache + (size_t)k->runs[r].cache_off * k->cache_esz + j * cstep;
+            if (k->mode == MODE_COPY && (k->runs[r].tok_stride == 1 || k->runs[r].len == 1))
+              copy_piece(p, p->gather ? t : c, p->gather ? c : t,
+                         (size_t)k->runs[r].len * k->tok_esz, stream);
+            else
+              move_run(p, k, &k->runs[r], t, c, stream);
+          }
+      r0 = r1;
+      continue;
+    }
+    /* a run strided on the cache side (x-split value [nb, H, D, bs]): elements in tiles of
+     * 32 along the run x 8 tokens */
     char *c = cache + (size_t)run->cache_off * k->cache_esz;
-    bool unit = run->tok_stride == 1 && run->cache_stride == 1;
-    if (k->mode == MODE_COPY) {
-      char *dst = p->gather ? t : c;
-      const char *src = p->gather ? c : t;
-      if (unit || run->len == 1) {
-        size_t bytes = (size_t)run->len * k->tok_esz;
-        if (bytes == 16) memcpy(dst, src, 16); /* x-split runs: inline, no call */
-        else if (bytes == 32) memcpy(dst, src, 32);
-        else memcpy(dst, src, bytes);
-      } else if (p->gather) {
-        copy_strided(t, run->tok_stride, c, run->cache_stride, run->len, k->tok_esz);
-      } else {
-        copy_strided(c, run->cache_stride, t, run->tok_stride, run->len, k->tok_esz);
-      }
-    } else if (k->mode == MODE_QUANT) {
-      float s = scale_of(k, run->head);
-      if (unit) {
-        p->kern->quant((uint8_t *)c, t, k->tok_dt, k->e5m2, (size_t)run->len, s);
-      } else {
-        for (int64_t i = 0; i < run->len; i++)
-          ((uint8_t *)c)[i * run->cache_stride] = llmk__f32_to_fp8(
-              llmk__load_f32(t + (size_t)(i * run->tok_stride) * k->tok_esz, k->tok_dt) / s,
-              k->e5m2);
-      }
-    } else {
-      float s = scale_of(k, run->head);
-      if (unit) {
-        p->kern->dequant(t, k->tok_dt, (const uint8_t *)c, k->e5m2, (size_t)run->len, s);
-      } else {
-        for (int64_t i = 0; i < run->len; i++)
-          llmk__store_f32(t + (size_t)(i * run->tok_stride) * k->tok_esz, k->tok_dt,
-                          llmk__fp8_to_f32(((const uint8_t *)c)[i * run->cache_stride], k->e5m2) * s);
+    char *t = tok0 + (size_t)run->tok_off * k->tok_esz;
+    float s = k->mode == MODE_COPY ? 1.0f : scale_of(k, run->head);
+    bool copy16 = k->mode == MODE_COPY && k->tok_esz == 2;
+    for (int64_t i0 = 0; i0 < run->len; i0 += 32)
+      for (int64_t j0 = 0; j0 < g; j0 += 8)
+        for (int64_t i = i0; i < run->len && i < i0 + 32; i++) {
+          char *ce = c + (size_t)(i * run->cache_stride) * k->cache_esz;
+          char *te = t + (size_t)(i * run->tok_stride) * k->tok_esz;
+          for (int64_t j = j0; j < g && j < j0 + 8; j++) {
+            if (copy16 && p->gather) memcpy(te + j * tstep, ce + j * cstep, 2);
+            else if (copy16) memcpy(ce + j * cstep, te + j * tstep, 2);
+            else move_elem(p, k, run, t + j * tstep, c, i, i * run->cache_stride + j * k->cache_so, s);
+          }
+        }
+    r0++;
+  }
+}
+
+static char *cache_row(const kv_side *k, const kv_plan *p, int64_t slot) {
+  int64_t b = slot / p->block_size, o = slot % p->block_size;
+  return k->cache + (size_t)(b * k->cache_sb + o * k->cache_so) * k->cache_esz;
+}
+
+/* Tokens t..t+g-1 to (or from) slots slot..slot+g-1, all in one block. */
+static void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t slot, bool stream) {
+  for (int i = 0; i < 2; i++) {
+    const kv_side *k = &p->side[i];
+    if (!k->present) continue;
+    if (g > 1 && k->group) {
+      move_group(p, k, t, g, cache_row(k, p, slot), stream);
+      continue;
+    }
+    for (int64_t j = 0; j < g; j++)
+      move_token(p, k, k->tok + (size_t)((t + j) * k->tok_s0) * k->tok_esz,
+                 cache_row(k, p, slot + j), stream);
+  }
+}
+
+#define KV_GROUP_MAX 64
+
+/* Touches the cache lines of a slot's runs ahead of use: random slots are bound by
+ * memory latency (and TLB misses), which a few rows of look-ahead overlap. */
+static void prefetch_slot(const kv_plan *p, int64_t slot, bool write) {
+  for (int i = 0; i < 2; i++) {
+    const kv_side *k = &p->side[i];
+    if (!k->present) continue;
+    const char *row = cache_row(k, p, slot);
+    for (int64_t r = 0; r < k->nruns && r < 64; r++) {
+      const kv_run *run = &k->runs[r];
+      const char *c = row + (size_t)run->cache_off * k->cache_esz;
+      size_t bytes = (size_t)((run->len - 1) * run->cache_stride + 1) * k->cache_esz;
+      for (size_t off = 0; off < bytes; off += 64) {
+        if (write) __builtin_prefetch(c + off, 1, 3);
+        else __builtin_prefetch(c + off, 0, 3);
       }
     }
   }
 }
 
-static void move_slot(const kv_plan *p, int64_t t, int64_t slot) {
-  int64_t b = slot / p->block_size, o = slot % p->block_size;
-  for (int i = 0; i < 2; i++) {
-    const kv_side *k = &p->side[i];
-    if (!k->present) continue;
-    move_token(p, k, k->tok + (size_t)(t * k->tok_s0) * k->tok_esz,
-               k->cache + (size_t)(b * k->cache_sb + o * k->cache_so) * k->cache_esz);
-  }
+/* Written bytes above which copies bypass the caches: the data would not fit in them
+ * anyway, and non-temporal stores save the read of every destination line. */
+#define KV_STREAM_BYTES ((int64_t)16 << 20)
+
+static bool use_streaming(const kv_plan *p) {
+  int64_t bytes = 0;
+  for (int i = 0; i < 2; i++)
+    if (p->side[i].present)
+      bytes += p->T * p->side[i].H * p->side[i].D *
+               (int64_t)(p->gather ? p->side[i].tok_esz : p->side[i].cache_esz);
+  return bytes >= KV_STREAM_BYTES;
 }
+
+#define KV_PREFETCH_AHEAD 4
 
 static llmk_status check_scales(const kv_plan *p) {
   for (int i = 0; i < 2; i++) {
@@ -527,15 +673,34 @@ static void *align16(void *p) { return (void *)(((uintptr_t)p + 15) & ~(uintptr_
 typedef struct scatter_job {
   const kv_plan *p;
   const unsigned char *skip; /* NULL: every token writes */
+  bool stream;
 } scatter_job;
 
 static void scatter_range(void *arg, int64_t t0, int64_t t1) {
   const scatter_job *j = arg;
-  for (int64_t t = t0; t < t1; t++) {
-    int64_t s = llmk__iv_get(&j->p->slots, t, 0);
-    if (s < 0 || (j->skip && j->skip[t])) continue;
-    move_slot(j->p, t, s);
+  const kv_plan *p = j->p;
+  bool grouping = p->side[0].group || p->side[1].group;
+  for (int64_t t = t0; t < t1;) {
+    if (!j->stream && t + KV_PREFETCH_AHEAD < t1) {
+      int64_t ps = llmk__iv_get(&p->slots, t + KV_PREFETCH_AHEAD, 0);
+      if (ps >= 0) prefetch_slot(p, ps, true);
+    }
+    int64_t s = llmk__iv_get(&p->slots, t, 0);
+    if (s < 0 || (j->skip && j->skip[t])) {
+      t++;
+      continue;
+    }
+    int64_t g = 1;
+    if (grouping) {
+      int64_t room = p->block_size - s % p->block_size;
+      while (g < KV_GROUP_MAX && g < room && t + g < t1 &&
+             llmk__iv_get(&p->slots, t + g, 0) == s + g && !(j->skip && j->skip[t + g]))
+        g++;
+    }
+    move_slots(p, t, g, s, j->stream);
+    t += g;
   }
+  if (j->stream) p->kern->fence();
 }
 
 /* Marks every token whose slot a later token also writes, so that tokens can be split
@@ -588,7 +753,7 @@ llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size, llm
     }
     if (st == LLMK_SUCCESS) {
       int64_t grain = token_grain(p);
-      scatter_job job = {p, NULL};
+      scatter_job job = {p, NULL, use_streaming(p)};
       if (parts_for(ctx, p->T, grain) > 1) job.skip = mark_overwritten(p, workspace);
       llmk__parallel_for(ctx, p->T, grain, scatter_range, &job);
     }
@@ -602,6 +767,7 @@ llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size, llm
 typedef struct gather_job {
   const kv_plan *p;
   const int64_t *start; /* [B + 1]: first output token of each sequence */
+  bool stream;
 } gather_job;
 
 static void gather_range(void *arg, int64_t t0, int64_t t1) {
@@ -615,14 +781,25 @@ static void gather_range(void *arg, int64_t t0, int64_t t1) {
     else hi = mid;
   }
   int64_t i = lo, pos = t0 - j->start[i];
-  for (int64_t t = t0; t < t1; t++, pos++) {
+  bool grouping = p->side[0].group || p->side[1].group;
+  for (int64_t t = t0; t < t1;) {
     while (t >= j->start[i + 1]) { /* next non-empty sequence */
       i++;
       pos = 0;
     }
+    int64_t o = pos % p->block_size, g = 1;
+    if (grouping) {
+      g = p->block_size - o;
+      if (g > j->start[i + 1] - t) g = j->start[i + 1] - t;
+      if (g > t1 - t) g = t1 - t;
+      if (g > KV_GROUP_MAX) g = KV_GROUP_MAX;
+    }
     int64_t blk = llmk__iv_get(&p->tables, i, pos / p->block_size);
-    move_slot(p, t, blk * p->block_size + pos % p->block_size);
+    move_slots(p, t, g, blk * p->block_size + o, j->stream);
+    t += g;
+    pos += g;
   }
+  if (j->stream) p->kern->fence();
 }
 
 llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size, llmk_plan *plan,
@@ -672,7 +849,7 @@ llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size, llmk
                        p->T);
     if (st == LLMK_SUCCESS) {
       start[p->B] = total;
-      gather_job job = {p, start};
+      gather_job job = {p, start, use_streaming(p)};
       llmk__parallel_for(ctx, p->T, token_grain(p), gather_range, &job);
     }
   }

@@ -1,3 +1,5 @@
+#include <string.h>
+
 #include "kernels/convert/convert-avx512.h"
 #include "kernels/kv_cache/kv_cache.h"
 
@@ -27,5 +29,28 @@ static void dequant_avx512(void *dst, llmk_dtype dt, const uint8_t *src, bool e5
   }
 }
 
-const llmk__kv_kernels llmk__kv_kernels_avx512 = {
-    .isa = LLMK_ISA_AVX512, .quant = quant_avx512, .dequant = dequant_avx512};
+/* Non-temporal stores for whole 64-byte lines of the destination, plain copies for
+ * the partial lines at both ends. */
+static void copy_avx512(void *dst, const void *src, size_t bytes, bool stream) {
+  if (!stream || bytes < 256) {
+    memcpy(dst, src, bytes);
+    return;
+  }
+  char *d = dst;
+  const char *s = src;
+  size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+  memcpy(d, s, head);
+  size_t i = head;
+  for (; i + 64 <= bytes; i += 64) {
+      _mm512_stream_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));
+  }
+  memcpy(d + i, s + i, bytes - i);
+}
+
+static void fence_avx512(void) { _mm_sfence(); }
+
+const llmk__kv_kernels llmk__kv_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
+                                                  .quant = quant_avx512,
+                                                  .dequant = dequant_avx512,
+                                                  .copy = copy_avx512,
+                                                  .fence = fence_avx512};

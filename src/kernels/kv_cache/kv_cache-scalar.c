@@ -1,3 +1,5 @@
+#include <string.h>
+
 #include "kernels/convert/convert-elem.h"
 #include "kernels/kv_cache/kv_cache.h"
 
@@ -15,5 +17,15 @@ static void dequant_scalar(void *dst, llmk_dtype dt, const uint8_t *src, bool e5
   for (size_t i = 0; i < n; i++) llmk__store_f32(d + i * esz, dt, llmk__fp8_to_f32(src[i], e5m2) * scale);
 }
 
-const llmk__kv_kernels llmk__kv_kernels_scalar = {
-    .isa = LLMK_ISA_SCALAR, .quant = quant_scalar, .dequant = dequant_scalar};
+static void copy_scalar(void *dst, const void *src, size_t bytes, bool stream) {
+  (void)stream;
+  memcpy(dst, src, bytes);
+}
+
+static void fence_scalar(void) {}
+
+const llmk__kv_kernels llmk__kv_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
+                                                  .quant = quant_scalar,
+                                                  .dequant = dequant_scalar,
+                                                  .copy = copy_scalar,
+                                                  .fence = fence_scalar};
