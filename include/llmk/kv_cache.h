@@ -97,7 +97,10 @@ LLMK_API llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_
  *
  *   block_tables [B, max_blocks] and seq_lens [B]: i32 or i64, any strides.
  *   key_out [sum(seq_lens), H, Dk], value_out [sum(seq_lens), H, Dv]: any strides;
- *   value_cache and value_out: both given or both NULL.
+ *   value_cache and value_out: both given or both NULL; value_cache has key_cache's
+ *   dtype and value_out key_out's.
+ * A cache with block_size 0 (or num_blocks 0) has no slots: only empty sequences can be
+ * gathered from it, and scatter rejects every non-negative slot.
  * Scatter then gather returns the original K/V bit for bit (same dtypes).
  *
  * Phase 1 statuses as for scatter, with the roles swapped: the caches are the sources
