@@ -55,7 +55,9 @@ LLMK_API const char *llmk_kv_layout_name(llmk_kv_layout layout);
  *               value_cache(b, o, h, d) = conv(value[t, h, d], v_scale[h])   (if value)
  *
  *   key [T, H, Dk], value [T, H, Dv]: any strides (views of a fused qkv tensor are fine).
- *   value and value_cache: both given, or both NULL (K-only caches, e.g. MLA).
+ *   value and value_cache: both given, or both NULL (K-only caches, e.g. MLA); value
+ *   has key's dtype; each cache follows the dtype rule above on its own (a bf16 value
+ *   cache beside an fp8 key cache is fine).
  *   slot_mapping [T]: i32 or i64, any stride.
  *   k_scale / v_scale: see above; NULL when no conversion happens.
  *   num_blocks and block_size are read from key_cache; value_cache must agree.
@@ -97,8 +99,8 @@ LLMK_API llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_
  *
  *   block_tables [B, max_blocks] and seq_lens [B]: i32 or i64, any strides.
  *   key_out [sum(seq_lens), H, Dk], value_out [sum(seq_lens), H, Dv]: any strides;
- *   value_cache and value_out: both given or both NULL; value_cache has key_cache's
- *   dtype and value_out key_out's.
+ *   value_cache and value_out: both given or both NULL; value_out has key_out's dtype
+ *   (each cache follows its own dtype rule, as for scatter).
  * A cache with block_size 0 (or num_blocks 0) has no slots: only empty sequences can be
  * gathered from it, and scatter rejects every non-negative slot.
  * Scatter then gather returns the original K/V bit for bit (same dtypes).

@@ -259,10 +259,6 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
       return llmk__error(LLMK_ERROR_INVALID_DTYPE, op, "%s.dtype=%s must equal %s.dtype=%s",
                          sides[1].tok_name, llmk_dtype_name(sides[1].tok->dtype),
                          sides[0].tok_name, llmk_dtype_name(sides[0].tok->dtype));
-    if (sides[1].cache->dtype != sides[0].cache->dtype)
-      return llmk__error(LLMK_ERROR_INVALID_DTYPE, op, "%s.dtype=%s must equal %s.dtype=%s",
-                         sides[1].cache_name, llmk_dtype_name(sides[1].cache->dtype),
-                         sides[0].cache_name, llmk_dtype_name(sides[0].cache->dtype));
   }
   const uint32_t idx = LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64);
   TRY(llmk__check_dtype(op, index_a_name, index_a, idx));
