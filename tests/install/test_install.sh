@@ -23,7 +23,9 @@ echo "pkg-config --cflags --libs llmk: $(pkg-config --cflags --libs llmk)"
 cc -std=c11 $extra "$src/consumer.c" $(pkg-config --cflags --libs llmk) \
    -Wl,-rpath,"$libdir" -o "$work/consumer_shared"
 "$work/consumer_shared"
-ldd "$work/consumer_shared" | grep -q "$libdir/libllmk.so" || {
+# (captured first: grep -q closing the pipe early would fail the pipeline under pipefail)
+deps=$(ldd "$work/consumer_shared")
+grep -q "$libdir/libllmk.so" <<< "$deps" || {
   echo "FAIL: consumer_shared does not use the installed libllmk.so"; exit 1; }
 
 # shellcheck disable=SC2046,SC2086
