@@ -8,5 +8,6 @@
 #include "llmk/convert.h"
 #include "llmk/advance_step.h"
 #include "llmk/kv_cache.h"
+#include "llmk/top_k_top_p.h"
 
 #endif

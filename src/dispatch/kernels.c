@@ -1,6 +1,7 @@
 /* The ordered kernel lists: highest ISA first, scalar last. */
 #include "dispatch/dispatch.h"
 #include "kernels/kv_cache/kv_cache.h"
+#include "kernels/top_k_top_p/tkp.h"
 
 const llmk__convert_kernels *llmk__convert_kernels_for(llmk_isa isa) {
 #if defined(LLMK_HAVE_AVX512)
@@ -32,4 +33,12 @@ const llmk__kv_kernels *llmk__kv_kernels_for(llmk_isa isa) {
 #endif
   (void)isa;
   return &llmk__kv_kernels_scalar;
+}
+
+const llmk__tkp_kernels *llmk__tkp_kernels_for(llmk_isa isa) {
+#if defined(LLMK_HAVE_AVX512)
+  if (isa >= LLMK_ISA_AVX512) return &llmk__tkp_kernels_avx512;
+#endif
+  (void)isa;
+  return &llmk__tkp_kernels_scalar;
 }

@@ -1,0 +1,120 @@
+/*
+ * apply_top_k_top_p: top-k / top-p filtering of logits before sampling (CANN
+ * aclnnApplyTopKTopP, vLLM apply_top_k_top_p), min-p, and sampling from the result.
+ * Full description: docs/ops/apply_top_k_top_p.md.
+ *
+ * Semantics: exactly those of the sort-based reference, per row of V logits:
+ *
+ *   s, idx = sort(row, ascending, stable)             # equal values keep index order
+ *   if 1 <= k[r] <= V-1: t = s[V-k]; s[s < t] = -inf  # ties with the k-th largest kept
+ *   if p given:
+ *     q = softmax(s)                                   # over the survivors of top-k
+ *     c = inclusive cumulative sum of q, smallest first
+ *     mask sorted position j when c[j] <= 1 - p[r], except j = V-1 (the largest)
+ *   if min_p given (native extension, after top-k and top-p):
+ *     mask entries whose probability is below min_p[r] * the largest probability
+ *   out[idx[j]] = s[j]           # kept entries keep their bits; masked ones become -inf
+ *
+ * so that among equal values the lower indices are masked first, and the top-p boundary
+ * may keep only part of a group of equal values. The op does not sort: it finds the
+ * k-th value and the top-p boundary by radix selection on order-preserving keys, in a
+ * few passes over each row. Probabilities are exp(x - max) in f32, accumulated exactly
+ * (64-bit fixed point, so any split of a row gives the same sums); the comparison with
+ * 1 - p (computed in f32, as the reference does) is exact on those sums. Where f32
+ * rounding in the reference decides an entry (its cumulative sum within a few ulp of
+ * 1 - p), results may differ on that entry.
+ *
+ * Special values (documented choices): -0.0 equals +0.0. NaN sorts above +inf (as
+ * torch.sort orders it) and is never masked by top-k; a row with a NaN or +inf among
+ * the survivors of top-k has no defined distribution, so top-p and min-p leave it
+ * unchanged (the reference's softmax is NaN there and masks nothing). A row that is all
+ * -inf stays all -inf. Nothing is ever read or written outside the tensors.
+ *
+ * Tensors:
+ *   logits [B, V]: f32, f16 or bf16; any strides.
+ *   p [B]: logits' dtype, or f32; values in [0, 1] (checked in phase 2); optional.
+ *   k [B]: i32 or i64; k <= 0 or k >= V disables top-k for that row; optional.
+ *   At least one of p and k (or min_p) must be given.
+ *   out [B, V]: logits' dtype; any strides; may be logits itself (in place, then only
+ *   masked entries are written). Other overlap with logits is not allowed.
+ *   V == 1: out is a copy of logits. Empty tensors: success, nothing done.
+ *
+ * Phase 1 statuses: LLMK_ERROR_NULL_POINTER (logits, out, workspace_size or plan NULL,
+ * or p, k and min_p all NULL, a data pointer NULL with elements), LLMK_ERROR_INVALID_DTYPE
+ * (logits not f32/f16/bf16, out's dtype differs, p not logits' dtype or f32, k not
+ * i32/i64), LLMK_ERROR_INVALID_SHAPE (ranks, [B] / [B, V] mismatches, negative strides).
+ * Phase 2: LLMK_ERROR_INVALID_VALUE, before any write, for p or min_p outside [0, 1] or
+ * NaN (the message names the row and the value).
+ */
+#ifndef LLMK_TOP_K_TOP_P_H
+#define LLMK_TOP_K_TOP_P_H
+
+#include "llmk/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+LLMK_API llmk_status llmk_apply_top_k_top_p_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p /* optional */,
+    const llmk_tensor *k /* optional */, const llmk_tensor *out, size_t *workspace_size,
+    llmk_plan **plan);
+
+LLMK_API llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size,
+                                            llmk_plan *plan, llmk_context *ctx);
+
+/* The same with min_p [B] (p's dtype rules; values in [0, 1]; 0 keeps everything) and an
+ * optional count of the entries kept in each row, kept [B] i32 or i64 (written only on
+ * success). Runs with llmk_apply_top_k_top_p(). */
+LLMK_API llmk_status llmk_apply_top_k_top_p_min_p_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p /* optional */,
+    const llmk_tensor *k /* optional */, const llmk_tensor *min_p /* optional */,
+    const llmk_tensor *out, const llmk_tensor *kept /* optional */, size_t *workspace_size,
+    llmk_plan **plan);
+
+/*
+ * For callers that already sorted: sorted_value [B, V] ascending (f32/f16/bf16, stable
+ * order: equal values by ascending original index), sorted_indices [B, V] i32 (a
+ * permutation of 0..V-1 per row, checked in phase 2), p and k as above, and optionally
+ * the original logits (same dtype) supplying the kept values. Equal to the reference
+ * above with s = sorted_value and idx = sorted_indices:
+ *   out[idx[j]] = kept ? (logits ? logits[idx[j]] : s[j]) : -inf.
+ * Phase 2 also gives LLMK_ERROR_INVALID_VALUE for an index outside [0, V) or repeated.
+ * Runs with llmk_apply_top_k_top_p().
+ */
+LLMK_API llmk_status llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
+    const llmk_tensor *sorted_value, const llmk_tensor *sorted_indices,
+    const llmk_tensor *p /* optional */, const llmk_tensor *k /* optional */,
+    const llmk_tensor *logits /* optional */, const llmk_tensor *out,
+    size_t *workspace_size, llmk_plan **plan);
+
+/*
+ * Sampling: one token id per row, as vLLM's sampler draws it: y = logits / temperature
+ * (f32), y filtered by top-k, top-p and min-p exactly as above, then one draw from
+ * softmax(y) over the kept entries. The draw is an exponential race:
+ *   token = argmax over kept j of exp(y_j - max y) / E_j,   E_j ~ Exp(1)
+ * where E_j comes from a counter-based generator keyed by (seed[r], offset[r], j), so the
+ * result depends on nothing but the inputs, for any thread count and ISA (ties in the race
+ * go to the lower index). temperature[r] == 0 is greedy: the largest logit, the lowest
+ * index among equal ones.
+ *
+ *   logits [B, V]: f32/f16/bf16, any strides; p, k, min_p: as above (all optional);
+ *   temperature [B] f32 (optional: 1); seed [B] i64; offset [B] i64 (optional: 0);
+ *   token_ids [B] i32 or i64 (out).
+ * Phase 2: LLMK_ERROR_INVALID_VALUE for p/min_p outside [0, 1] or NaN, and a negative,
+ * infinite or NaN temperature. A row with no finite distribution (all -inf, or NaN / +inf
+ * among the survivors) gets its largest logit's token, as greedy does (NaN above +inf).
+ * Runs with llmk_apply_top_k_top_p().
+ */
+LLMK_API llmk_status llmk_sample_top_k_top_p_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p /* optional */,
+    const llmk_tensor *k /* optional */, const llmk_tensor *min_p /* optional */,
+    const llmk_tensor *temperature /* optional */, const llmk_tensor *seed,
+    const llmk_tensor *offset /* optional */, const llmk_tensor *token_ids,
+    size_t *workspace_size, llmk_plan **plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,65 @@
+/* AVX-512 masses: the scalar exp_nonpos and mass_of, operation for operation. */
+#include <immintrin.h>
+
+#include "kernels/top_k_top_p/tkp.h"
+
+static inline __m512 exp_nonpos16(__m512 x) {
+  __mmask16 valid = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_GE_OQ);
+  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(LLMK__EXP_LOG2E));
+  __m512 n = _mm512_sub_ps(_mm512_add_ps(t, _mm512_set1_ps(LLMK__EXP_MAGIC)),
+                           _mm512_set1_ps(LLMK__EXP_MAGIC));
+  __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(LLMK__EXP_C1)));
+  r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(LLMK__EXP_C2)));
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(5.0000001201e-1f));
+  __m512 z = _mm512_mul_ps(r, r);
+  p = _mm512_add_ps(_mm512_mul_ps(p, z), r);
+  p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+  __m512i ni = _mm512_cvttps_epi32(_mm512_maskz_mov_ps(valid, n));
+  __m512i n1 = _mm512_max_epi32(ni, _mm512_set1_epi32(-100));
+  __m512i n2 = _mm512_sub_epi32(ni, n1);
+  __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, _mm512_set1_epi32(127)), 23));
+  __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, _mm512_set1_epi32(127)), 23));
+  return _mm512_maskz_mov_ps(valid, _mm512_mul_ps(_mm512_mul_ps(p, s1), s2));
+}
+
+static inline __m512i keys16(__m512 x) {
+  __m512i u = _mm512_castps_si512(x);
+  __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+  __mmask16 nan = _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7f800000));
+  __mmask16 neg = _mm512_cmpgt_epu32_mask(u, _mm512_set1_epi32(0x7fffffff)) &
+                  _mm512_cmpneq_epu32_mask(u, _mm512_set1_epi32((int)0x80000000u));
+  __mmask16 nzero = _mm512_cmpeq_epu32_mask(u, _mm512_set1_epi32((int)0x80000000u));
+  __m512i pos = _mm512_or_si512(_mm512_mask_mov_epi32(u, nzero, _mm512_setzero_si512()),
+                                _mm512_set1_epi32((int)0x80000000u));
+  __m512i key = _mm512_mask_mov_epi32(pos, neg, _mm512_xor_si512(u, _mm512_set1_epi32(-1)));
+  return _mm512_mask_mov_epi32(key, nan, _mm512_set1_epi32(-1));
+}
+
+static void masses_avx512(const float *x, size_t n, float max, uint32_t min_key, uint64_t *mass,
+                          uint64_t *total_lo, uint64_t *total_hi) {
+  __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+  const __m512i low32 = _mm512_set1_epi64(0xffffffff);
+  for (size_t i = 0; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __mmask16 live = m & _mm512_cmpge_epu32_mask(keys16(v), _mm512_set1_epi32((int)min_key));
+    __m512 e = exp_nonpos16(_mm512_sub_ps(v, _mm512_set1_ps(max)));
+    e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
+    __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
+    __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+    _mm512_mask_storeu_epi64(mass + i, (__mmask8)m, m0);
+    _mm512_mask_storeu_epi64(mass + i + 8, (__mmask8)(m >> 8), m1);
+    lo = _mm512_add_epi64(lo, _mm512_add_epi64(_mm512_and_si512(m0, low32), _mm512_and_si512(m1, low32)));
+    hi = _mm512_add_epi64(hi, _mm512_add_epi64(_mm512_srli_epi64(m0, 32), _mm512_srli_epi64(m1, 32)));
+  }
+  *total_lo += (uint64_t)_mm512_reduce_add_epi64(lo);
+  *total_hi += (uint64_t)_mm512_reduce_add_epi64(hi);
+}
+
+const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
+                                                    .masses = masses_avx512};

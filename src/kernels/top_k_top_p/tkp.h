@@ -1,0 +1,89 @@
+/* apply_top_k_top_p building blocks shared by the op and its kernels. */
+#ifndef LLMK_KERNELS_TKP_H
+#define LLMK_KERNELS_TKP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "llmk/types.h"
+
+/* Order-preserving key of an f32 value: unsigned order of keys = order of values, with
+ * -0.0 mapped to +0.0 and every NaN to the top key (NaN sorts above +inf). */
+#define LLMK__KEY_NAN 0xffffffffu
+#define LLMK__KEY_PINF 0xff800000u
+#define LLMK__KEY_NINF 0x007fffffu
+
+static inline uint32_t llmk__key_of_bits(uint32_t u) {
+  if ((u & 0x7fffffffu) > 0x7f800000u) return LLMK__KEY_NAN;
+  if (u == 0x80000000u) u = 0;
+  return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
+static inline uint32_t llmk__key_of(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  return llmk__key_of_bits(u);
+}
+
+static inline float llmk__value_of_key(uint32_t key) {
+  uint32_t u = (key & 0x80000000u) ? key & 0x7fffffffu : ~key;
+  float x;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+/* exp(x) in f32 for x <= 0, the same bits on every ISA: the SIMD kernels do the very
+ * same operations in the same order (no FMA contraction, C11 mode). 0 below -104. */
+#define LLMK__EXP_LOG2E 1.44269504088896341f
+#define LLMK__EXP_C1 0.693359375f
+#define LLMK__EXP_C2 -2.12194440e-4f
+#define LLMK__EXP_MAGIC 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+
+static inline float llmk__exp_nonpos(float x) {
+  if (!(x >= -104.0f)) return 0.0f; /* -inf and anything that underflows */
+  float t = x * LLMK__EXP_LOG2E;
+  float n = (t + LLMK__EXP_MAGIC) - LLMK__EXP_MAGIC;
+  float r = x - n * LLMK__EXP_C1;
+  r = r - n * LLMK__EXP_C2;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float z = r * r;
+  p = p * z + r;
+  p = p + 1.0f;
+  int32_t ni = (int32_t)n; /* in [-150, 0] */
+  /* p * 2^n in two steps so that subnormal results round once, at the end */
+  int32_t n1 = ni < -100 ? -100 : ni, n2 = ni - n1;
+  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, 4);
+  memcpy(&s2, &b2, 4);
+  return (p * s1) * s2;
+}
+
+/* Probability mass in 1/2^63 units: e in [0, 1] -> [0, 2^63]; sums in 128 bits are
+ * exact, so every order of summation gives the same total. */
+static inline uint64_t llmk__mass_of(float e) { return (uint64_t)(e * 0x1p63f); }
+
+typedef struct llmk__tkp_kernels {
+  llmk_isa isa;
+  /* For n contiguous f32 values x: e = exp(x - max) for entries with key >= min_key,
+   * their masses added to *total_lo / *total_hi (low and high 32 bits of each mass,
+   * summed apart so that 64-bit lanes cannot overflow), masses written to mass[i]
+   * (0 for entries below min_key). */
+  void (*masses)(const float *x, size_t n, float max, uint32_t min_key, uint64_t *mass,
+                 uint64_t *total_lo, uint64_t *total_hi);
+} llmk__tkp_kernels;
+
+extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
+#if defined(LLMK_HAVE_AVX512)
+extern const llmk__tkp_kernels llmk__tkp_kernels_avx512;
+#endif
+const llmk__tkp_kernels *llmk__tkp_kernels_for(llmk_isa isa);
+
+#endif

@@ -1,0 +1,671 @@
+/* apply_top_k_top_p (+ min-p, kept counts), the with-sorted variant, and sampling.
+ *
+ * Per row, without sorting: the row is widened once into an f32 buffer; the k-th
+ * largest value is found by radix selection (11, 11 and 10 bits of order-preserving
+ * keys); the top-p boundary by the same selection over probability mass instead of
+ * counts, masses being exp(x - max) in exact 64-bit fixed point. The boundary is a value
+ * v and a count c: entries below v are masked, and so are the c lowest-index entries
+ * equal to v, which is what the stable ascending sort of the reference does. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "kernels/convert/convert-elem.h"
+#include "kernels/top_k_top_p/tkp.h"
+#include "llmk/top_k_top_p.h"
+
+#define TRY(expr)                        \
+  do {                                   \
+    llmk_status st_ = (expr);            \
+    if (st_ != LLMK_SUCCESS) return st_; \
+  } while (0)
+
+enum { MODE_FILTER, MODE_SORTED, MODE_SAMPLE };
+
+typedef struct vec {
+  char *data;
+  llmk_dtype dtype;
+  int64_t s0, s1;
+} vec;
+
+typedef struct tkp_plan {
+  const char *op;
+  int mode;
+  int64_t B, V;
+  vec logits, out, p, k, min_p, kept, temperature, seed, offset, ids, sv, si;
+  int workers;
+  size_t worker_bytes;
+  const llmk__tkp_kernels *kern;
+} tkp_plan;
+
+static vec vec_of(const llmk_tensor *t) {
+  vec v = {0};
+  if (!t) return v;
+  v.data = t->data;
+  v.dtype = t->dtype;
+  v.s0 = t->rank > 0 ? t->strides[0] : 0;
+  v.s1 = t->rank > 1 ? t->strides[1] : 0;
+  return v;
+}
+
+static inline const char *elem(const vec *v, int64_t i, int64_t j) {
+  return v->data + (size_t)(i * v->s0 + j * v->s1) * llmk_dtype_size(v->dtype);
+}
+
+static inline float get_f(const vec *v, int64_t i) { return llmk__load_f32(elem(v, i, 0), v->dtype); }
+
+static inline int64_t get_i(const vec *v, int64_t i) {
+  const char *e = elem(v, i, 0);
+  if (v->dtype == LLMK_I64) {
+    int64_t x;
+    memcpy(&x, e, 8);
+    return x;
+  }
+  int32_t x;
+  memcpy(&x, e, 4);
+  return x;
+}
+
+static inline void set_i(const vec *v, int64_t i, int64_t x) {
+  char *e = (char *)elem(v, i, 0);
+  if (v->dtype == LLMK_I64) memcpy(e, &x, 8);
+  else {
+    int32_t y = (int32_t)x;
+    memcpy(e, &y, 4);
+  }
+}
+
+/* ---------------------------------------------------------------- scratch */
+
+enum { HBITS = 11, HBINS = 1 << HBITS, CHUNK = 1024, CAND_CAP = 8192 };
+
+typedef struct scratch {
+  float *row;       /* [V] */
+  uint64_t *mass;   /* [CHUNK] */
+  uint32_t *count;  /* [HBINS] */
+  uint64_t *mlo, *mhi; /* [HBINS] each */
+  uint32_t *ckey;   /* [CAND_CAP] */
+  uint64_t *cmass;  /* [CAND_CAP] */
+  uint8_t *seen;    /* [V] (with_sorted: index check) */
+} scratch;
+
+static size_t worker_bytes(int64_t V) {
+  size_t b = (size_t)V * 4 + CHUNK * 8 + HBINS * (4 + 8 + 8) + CAND_CAP * (4 + 8) + (size_t)V;
+  return (b + 63) / 64 * 64;
+}
+
+static scratch scratch_at(void *base) {
+  scratch s;
+  char *p = base;
+  s.mass = (uint64_t *)(void *)p;
+  p += CHUNK * 8;
+  s.mlo = (uint64_t *)(void *)p;
+  p += HBINS * 8;
+  s.mhi = (uint64_t *)(void *)p;
+  p += HBINS * 8;
+  s.cmass = (uint64_t *)(void *)p;
+  p += CAND_CAP * 8;
+  s.count = (uint32_t *)(void *)p;
+  p += HBINS * 4;
+  s.ckey = (uint32_t *)(void *)p;
+  p += CAND_CAP * 4;
+  s.row = (float *)(void *)p;
+  s.seen = NULL; /* set by the caller: after row */
+  return s;
+}
+
+/* ------------------------------------------------------------ selection */
+
+__extension__ typedef unsigned __int128 u128;
+
+/* Level l of the radix: the digit of a key, and the shift/mask that picks it. */
+static const int level_shift[3] = {21, 10, 0};
+static const uint32_t level_mask[3] = {0x7ff, 0x7ff, 0x3ff};
+static inline uint32_t prefix_mask(int l) { return l == 0 ? 0 : ~((1u << (level_shift[l - 1])) - 1); }
+
+/* The k-th largest key of row[0..V) (1 <= k <= V). */
+static uint32_t kth_largest(const scratch *s, int64_t V, int64_t k) {
+  uint32_t prefix = 0;
+  int64_t need = k;
+  for (int l = 0; l < 3; l++) {
+    uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
+    memset(s->count, 0, HBINS * 4);
+    for (int64_t j = 0; j < V; j++) {
+      uint32_t key = llmk__key_of(s->row[j]);
+      if ((key & pm) == prefix) s->count[(key >> sh) & dm]++;
+    }
+    for (int64_t d = dm;; d--) {
+      if (s->count[d] >= need) {
+        prefix |= (uint32_t)d << sh;
+        break;
+      }
+      need -= s->count[d];
+    }
+  }
+  return prefix;
+}
+
+/* The top-p boundary: the key v and count c such that the entries below v and the c
+ * lowest-index entries equal to v are exactly those with cumulative mass <= target, in
+ * ascending order over the survivors (key >= min_key). Mass of an entry: mass_of(e). */
+typedef struct boundary {
+  uint32_t key;
+  int64_t masked_in_group;
+} boundary;
+
+static void mass_pass(const tkp_plan *pl, const scratch *s, int64_t V, float max, uint32_t min_key,
+                      int l, uint32_t prefix, u128 *total) {
+  uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
+  memset(s->mlo, 0, HBINS * 8);
+  memset(s->mhi, 0, HBINS * 8);
+  memset(s->count, 0, HBINS * 4);
+  uint64_t tlo = 0, thi = 0;
+  for (int64_t j0 = 0; j0 < V; j0 += CHUNK) {
+    size_t n = (size_t)(V - j0 < CHUNK ? V - j0 : CHUNK);
+    pl->kern->masses(s->row + j0, n, max, min_key, s->mass, &tlo, &thi);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t key = llmk__key_of(s->row[j0 + (int64_t)i]);
+      if (key < min_key || (key & pm) != prefix) continue;
+      uint32_t d = (key >> sh) & dm;
+      s->count[d]++;
+      s->mlo[d] += s->mass[i] & 0xffffffffu;
+      s->mhi[d] += s->mass[i] >> 32;
+    }
+  }
+  if (total) *total = ((u128)thi << 32) + tlo;
+}
+
+static boundary top_p_boundary(const tkp_plan *pl, const scratch *s, int64_t V, float max,
+                               uint32_t min_key, uint32_t max_key, int64_t n_max, u128 target) {
+  uint32_t prefix = 0;
+  u128 below = 0;
+  boundary b = {max_key, n_max - 1};
+  for (int l = 0; l < 3; l++) {
+    u128 total;
+    mass_pass(pl, s, V, max, min_key, l, prefix, l == 0 ? &total : NULL);
+    if (l == 0 && total <= target) return b; /* p == 0: only the last maximum stays */
+    uint32_t sh = (uint32_t)level_shift[l], dm = level_mask[l];
+    for (uint32_t d = 0; d <= dm; d++) {
+      u128 m = ((u128)s->mhi[d] << 32) + s->mlo[d];
+      if (s->count[d] && below + m > target) {
+        prefix |= d << sh;
+        if (l == 2) {
+          /* one value: count[d] entries of equal mass m / count */
+          u128 each = m / s->count[d];
+          int64_t c = each == 0 ? s->count[d] : (int64_t)((target - below) / each);
+          if (c > (int64_t)s->count[d]) c = s->count[d];
+          b.key = prefix;
+          b.masked_in_group = c;
+          if (prefix == max_key && c > n_max - 1) b.masked_in_group = n_max - 1;
+          return b;
+        }
+        break;
+      }
+      below += m;
+    }
+  }
+  return b; /* not reached for consistent sums */
+}
+
+/* floor(thr * Z) for thr = 1 - p in f32, exactly. */
+static u128 scaled_target(float thr, u128 Z) {
+  if (thr <= 0.0f) return 0;
+  int e;
+  float m = frexpf(thr, &e); /* thr = m * 2^e, m in [0.5, 1) */
+  uint64_t mi = (uint64_t)(m * 0x1p24f); /* exact: 24 bits */
+  int shift = 24 - e;                     /* thr = mi * 2^-shift, shift >= 24 */
+  u128 prod = (u128)mi * Z;               /* < 2^24 * 2^96 */
+  return shift >= 128 ? 0 : prod >> shift;
+}
+
+/* ---------------------------------------------------------------- one row */
+
+typedef struct row_result {
+  uint32_t t_key;   /* top-k threshold key (0: none) */
+  bool have_p;
+  boundary pb;      /* top-p boundary */
+  float min_e;      /* min-p: keep e >= min_e (0: none) */
+  float max;
+  int64_t kept;
+} row_result;
+
+/* Filters the widened row s->row[0..V); the decisions go to r. */
+static void filter_row(const tkp_plan *pl, const scratch *s, int64_t V, bool has_k, int64_t k,
+                       bool has_p, float p, bool has_minp, float min_p, row_result *r) {
+  uint32_t max_key = 0;
+  int64_t n_max = 0;
+  for (int64_t j = 0; j < V; j++) {
+    uint32_t key = llmk__key_of(s->row[j]);
+    if (key > max_key) {
+      max_key = key;
+      n_max = 1;
+    } else if (key == max_key) {
+      n_max++;
+    }
+  }
+  memset(r, 0, sizeof *r);
+  r->max = llmk__value_of_key(max_key);
+  if (has_k && k >= 1 && k <= V - 1) {
+    uint32_t t = kth_largest(s, V, k);
+    if (t != LLMK__KEY_NAN) r->t_key = t; /* a NaN threshold masks nothing (s < NaN) */
+  }
+  /* top-p and min-p need a distribution: a finite largest survivor */
+  bool finite = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
+  if (has_p && finite) {
+    float thr = 1.0f - p;
+    r->have_p = true;
+    if (thr <= 0.0f) {
+      /* p == 1: only entries of probability exactly 0 go (exp underflows to 0) */
+      r->have_p = false;
+      r->min_e = 0x1p-149f;
+    } else {
+      u128 Z;
+      uint32_t min_key = r->t_key;
+      mass_pass(pl, s, V, r->max, min_key, 0, 0, &Z);
+      r->pb = top_p_boundary(pl, s, V, r->max, min_key, max_key, n_max, scaled_target(thr, Z));
+    }
+  }
+  if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
+}
+
+/* Whether entry j (value x, key) is kept; *group_seen counts entries equal to the top-p
+ * boundary seen so far in index order. */
+static inline bool keep_entry(const row_result *r, float x, uint32_t key, int64_t *group_seen) {
+  if (key < r->t_key) return false;
+  if (r->have_p) {
+    if (key < r->pb.key) return false;
+    if (key == r->pb.key && (*group_seen)++ < r->pb.masked_in_group) return false;
+  }
+  if (r->min_e > 0.0f && llmk__exp_nonpos(x - r->max) < r->min_e) return false;
+  return true;
+}
+
+/* Widens row r of v into s->row (y = x / temperature when temperature > 0). */
+static void load_row(const vec *v, int64_t r, int64_t V, float *row, float inv_t, bool scale) {
+  const char *base = elem(v, r, 0);
+  size_t esz = llmk_dtype_size(v->dtype), step = (size_t)v->s1 * esz;
+  if (v->dtype == LLMK_F32 && v->s1 == 1) memcpy(row, base, (size_t)V * 4);
+  else
+    for (int64_t j = 0; j < V; j++) row[j] = llmk__load_f32(base + (size_t)j * step, v->dtype);
+  (void)inv_t;
+  (void)scale;
+}
+
+static const uint16_t neg_inf16[2] = {0xfc00, 0xff80}; /* f16, bf16 */
+
+static void store_neg_inf(char *e, llmk_dtype dt) {
+  if (dt == LLMK_F32) {
+    float f = -INFINITY;
+    memcpy(e, &f, 4);
+  } else {
+    memcpy(e, &neg_inf16[dt == LLMK_BF16], 2);
+  }
+}
+
+static void filter_one(const tkp_plan *pl, const scratch *s, int64_t r) {
+  int64_t V = pl->V;
+  load_row(&pl->logits, r, V, s->row, 1.0f, false);
+  bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
+  row_result rr;
+  filter_row(pl, s, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p, has_p ? get_f(&pl->p, r) : 0,
+             has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
+  bool in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
+                  pl->out.s1 == pl->logits.s1;
+  size_t esz = llmk_dtype_size(pl->logits.dtype);
+  const char *src = elem(&pl->logits, r, 0);
+  char *dst = (char *)elem(&pl->out, r, 0);
+  size_t sstep = (size_t)pl->logits.s1 * esz, dstep = (size_t)pl->out.s1 * esz;
+  int64_t seen = 0, kept = 0;
+  for (int64_t j = 0; j < V; j++) {
+    float x = s->row[j];
+    if (keep_entry(&rr, x, llmk__key_of(x), &seen)) {
+      kept++;
+      if (!in_place) memcpy(dst + (size_t)j * dstep, src + (size_t)j * sstep, esz);
+    } else {
+      store_neg_inf(dst + (size_t)j * dstep, pl->logits.dtype);
+    }
+  }
+  if (pl->kept.data) set_i(&pl->kept, r, kept);
+}
+
+/* ----------------------------------------------------------------- sampling */
+
+static inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1] from (seed, offset, j): a counter-based hash. */
+static inline double uniform01(uint64_t seed, uint64_t offset, uint64_t j) {
+  uint64_t h = mix64(seed + 0x9e3779b97f4a7c15ull);
+  h = mix64(h ^ (offset * 0xd1b54a32d192ed03ull));
+  h = mix64(h ^ (j + 0x632be59bd9b4e019ull));
+  return ((double)(h >> 11) + 1.0) * 0x1p-53;
+}
+
+static void sample_one(const tkp_plan *pl, const scratch *s, int64_t r) {
+  int64_t V = pl->V;
+  float t = pl->temperature.data ? get_f(&pl->temperature, r) : 1.0f;
+  load_row(&pl->logits, r, V, s->row, 1.0f, false);
+  int64_t best = 0;
+  uint32_t best_key = 0;
+  for (int64_t j = 0; j < V; j++) { /* greedy: lowest index of the largest key */
+    uint32_t key = llmk__key_of(s->row[j]);
+    if (key > best_key || j == 0) {
+      best_key = key;
+      best = j;
+    }
+  }
+  bool finite = best_key < LLMK__KEY_PINF && best_key > LLMK__KEY_NINF;
+  if (t > 0.0f && finite) {
+    for (int64_t j = 0; j < V; j++) s->row[j] = s->row[j] / t;
+    bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
+    row_result rr;
+    filter_row(pl, s, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
+               has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
+    uint64_t seed = (uint64_t)get_i(&pl->seed, r);
+    uint64_t off = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0;
+    double best_score = -1.0;
+    int64_t seen = 0;
+    for (int64_t j = 0; j < V; j++) {
+      float y = s->row[j];
+      if (!keep_entry(&rr, y, llmk__key_of(y), &seen)) continue;
+      double q = (double)llmk__exp_nonpos(y - rr.max);
+      if (q <= 0.0) continue;
+      double u = uniform01(seed, off, (uint64_t)j);
+      /* -log(u) >= 1 - u: skip the log when even that bound cannot win */
+      if (best_score >= 0.0 && q <= best_score * (1.0 - u)) continue;
+      double score = q / -log(u);
+      if (score > best_score) {
+        best_score = score;
+        best = j;
+      }
+    }
+  }
+  set_i(&pl->ids, r, best);
+}
+
+/* --------------------------------------------------------------- with sorted */
+
+static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
+  int64_t V = pl->V;
+  load_row(&pl->sv, r, V, s->row, 1.0f, false);
+  bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL;
+  int64_t k = has_k ? get_i(&pl->k, r) : 0, first = 0; /* sorted positions < first: masked */
+  if (has_k && k >= 1 && k <= V - 1) {
+    uint32_t t = llmk__key_of(s->row[V - k]);
+    if (t != LLMK__KEY_NAN)
+      while (first < V && llmk__key_of(s->row[first]) < t) first++;
+  }
+  float max = s->row[V - 1];
+  uint32_t max_key = llmk__key_of(max);
+  bool finite = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
+  int64_t pfirst = first;
+  if (has_p && finite) {
+    float thr = 1.0f - get_f(&pl->p, r);
+    if (thr <= 0.0f) { /* p == 1: only entries of probability exactly 0 go */
+      while (pfirst < V - 1 && llmk__exp_nonpos(s->row[pfirst] - max) == 0.0f) pfirst++;
+    } else {
+      u128 Z = 0;
+      for (int64_t j = first; j < V; j++) Z += llmk__mass_of(llmk__exp_nonpos(s->row[j] - max));
+      u128 target = scaled_target(thr, Z), cum = 0;
+      while (pfirst < V - 1) {
+        cum += llmk__mass_of(llmk__exp_nonpos(s->row[pfirst] - max));
+        if (cum > target) break;
+        pfirst++;
+      }
+    }
+  }
+  size_t esz = llmk_dtype_size(pl->out.dtype);
+  bool values = pl->logits.data != NULL;
+  for (int64_t j = 0; j < V; j++) {
+    int64_t idx = get_i(&(vec){(char *)elem(&pl->si, r, 0), LLMK_I32, pl->si.s1, 0}, j);
+    char *dst = (char *)elem(&pl->out, r, idx);
+    if (j < pfirst) store_neg_inf(dst, pl->out.dtype);
+    else memcpy(dst, values ? elem(&pl->logits, r, idx) : elem(&pl->sv, r, j), esz);
+  }
+}
+
+/* ------------------------------------------------------------------ phase 1 */
+
+typedef struct arg {
+  const llmk_tensor *t;
+  const char *name;
+} arg;
+
+static llmk_status check_vec(const char *op, arg a, int64_t B, uint32_t dtypes) {
+  TRY(llmk__check_dtype(op, a.name, a.t, dtypes));
+  TRY(llmk__check_rank(op, a.name, a.t, 1));
+  return llmk__check_dim(op, a.name, a.t, 0, B, "B");
+}
+
+static llmk_status check_mat(const char *op, arg a, int64_t B, int64_t V, uint32_t dtypes) {
+  TRY(llmk__check_dtype(op, a.name, a.t, dtypes));
+  TRY(llmk__check_rank(op, a.name, a.t, 2));
+  TRY(llmk__check_dim(op, a.name, a.t, 0, B, "B"));
+  return llmk__check_dim(op, a.name, a.t, 1, V, "V");
+}
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+#define FLOATS (LLMK__DT(LLMK_F32) | LLMK__DT(LLMK_F16) | LLMK__DT(LLMK_BF16))
+#define INTS (LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64))
+
+/* All four entry points: `values` is logits (or sorted_value); the others as named. */
+static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, arg min_p,
+                            arg out, arg kept, arg logits2, arg si, arg temperature, arg seed,
+                            arg offset, arg ids, size_t *workspace_size, llmk_plan **plan) {
+  if (plan) *plan = NULL;
+  if (workspace_size) *workspace_size = 0;
+  if (!workspace_size) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
+  if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
+  if (!values.t) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s is NULL", values.name);
+  if (mode == MODE_SORTED && !si.t)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "sorted_indices is NULL");
+  if (mode == MODE_SAMPLE) {
+    if (!seed.t) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "seed is NULL");
+    if (!ids.t) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "token_ids is NULL");
+  } else {
+    if (!out.t) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "out is NULL");
+    if (!p.t && !k.t && !min_p.t)
+      return llmk__error(LLMK_ERROR_NULL_POINTER, op, "p and k are both NULL: nothing to apply");
+  }
+  /* dtypes */
+  TRY(llmk__check_dtype(op, values.name, values.t, FLOATS));
+  llmk_dtype dt = values.t->dtype;
+  uint32_t pdt = LLMK__DT(dt) | LLMK__DT(LLMK_F32);
+  if (p.t) TRY(llmk__check_dtype(op, p.name, p.t, pdt));
+  if (min_p.t) TRY(llmk__check_dtype(op, min_p.name, min_p.t, pdt));
+  if (k.t) TRY(llmk__check_dtype(op, k.name, k.t, INTS));
+  if (out.t) TRY(llmk__check_dtype(op, out.name, out.t, LLMK__DT(dt)));
+  if (kept.t) TRY(llmk__check_dtype(op, kept.name, kept.t, INTS));
+  if (logits2.t) TRY(llmk__check_dtype(op, logits2.name, logits2.t, LLMK__DT(dt)));
+  if (si.t) TRY(llmk__check_dtype(op, si.name, si.t, LLMK__DT(LLMK_I32)));
+  if (temperature.t) TRY(llmk__check_dtype(op, temperature.name, temperature.t, LLMK__DT(LLMK_F32)));
+  if (seed.t) TRY(llmk__check_dtype(op, seed.name, seed.t, LLMK__DT(LLMK_I64)));
+  if (offset.t) TRY(llmk__check_dtype(op, offset.name, offset.t, LLMK__DT(LLMK_I64)));
+  if (ids.t) TRY(llmk__check_dtype(op, ids.name, ids.t, INTS));
+  /* shapes */
+  TRY(llmk__check_rank(op, values.name, values.t, 2));
+  int64_t B = values.t->shape[0], V = values.t->shape[1];
+  const arg vecs[] = {p, k, min_p, kept, temperature, seed, offset, ids};
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+    if (vecs[i].t) TRY(check_vec(op, vecs[i], B, 1u << vecs[i].t->dtype));
+  const arg mats[] = {out, logits2, si};
+  for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+    if (mats[i].t) TRY(check_mat(op, mats[i], B, V, 1u << mats[i].t->dtype));
+  /* strides, spans, data */
+  const arg all[] = {values, p, k, min_p, out, kept, logits2, si, temperature, seed, offset, ids};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (all[i].t) TRY(llmk__check_tensor(op, all[i].name, all[i].t));
+
+  tkp_plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.op = op;
+  pl.mode = mode;
+  pl.B = B;
+  pl.V = V;
+  pl.logits = vec_of(mode == MODE_SORTED ? logits2.t : values.t);
+  pl.sv = mode == MODE_SORTED ? vec_of(values.t) : (vec){0};
+  pl.si = vec_of(si.t);
+  pl.p = vec_of(p.t);
+  pl.k = vec_of(k.t);
+  pl.min_p = vec_of(min_p.t);
+  pl.out = vec_of(out.t);
+  pl.kept = vec_of(kept.t);
+  pl.temperature = vec_of(temperature.t);
+  pl.seed = vec_of(seed.t);
+  pl.offset = vec_of(offset.t);
+  pl.ids = vec_of(ids.t);
+  int64_t w = B < online_cpus() ? B : online_cpus();
+  pl.workers = (int)(w < 1 ? 1 : w);
+  pl.worker_bytes = worker_bytes(V);
+  pl.kern = llmk__tkp_kernels_for(llmk_get_isa());
+  size_t ws = B * V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
+  llmk_plan *out_plan;
+  TRY(llmk__plan_create(op, LLMK__OP_TOP_K_TOP_P, sizeof pl, ws, &out_plan));
+  *(tkp_plan *)llmk__plan_payload(out_plan) = pl;
+  *workspace_size = ws;
+  *plan = out_plan;
+  return LLMK_SUCCESS;
+}
+
+static const arg none = {NULL, NULL};
+
+llmk_status llmk_apply_top_k_top_p_get_workspace_size(const llmk_tensor *logits,
+                                                      const llmk_tensor *p, const llmk_tensor *k,
+                                                      const llmk_tensor *out,
+                                                      size_t *workspace_size, llmk_plan **plan) {
+  return plan_tkp("apply_top_k_top_p", MODE_FILTER, (arg){logits, "logits"}, (arg){p, "p"},
+                  (arg){k, "k"}, none, (arg){out, "out"}, none, none, none, none, none, none,
+                  none, workspace_size, plan);
+}
+
+llmk_status llmk_apply_top_k_top_p_min_p_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p, const llmk_tensor *k,
+    const llmk_tensor *min_p, const llmk_tensor *out, const llmk_tensor *kept,
+    size_t *workspace_size, llmk_plan **plan) {
+  return plan_tkp("apply_top_k_top_p", MODE_FILTER, (arg){logits, "logits"}, (arg){p, "p"},
+                  (arg){k, "k"}, (arg){min_p, "min_p"}, (arg){out, "out"}, (arg){kept, "kept"},
+                  none, none, none, none, none, none, workspace_size, plan);
+}
+
+llmk_status llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
+    const llmk_tensor *sorted_value, const llmk_tensor *sorted_indices, const llmk_tensor *p,
+    const llmk_tensor *k, const llmk_tensor *logits, const llmk_tensor *out,
+    size_t *workspace_size, llmk_plan **plan) {
+  return plan_tkp("apply_top_k_top_p_with_sorted", MODE_SORTED,
+                  (arg){sorted_value, "sorted_value"}, (arg){p, "p"}, (arg){k, "k"}, none,
+                  (arg){out, "out"}, none, (arg){logits, "logits"},
+                  (arg){sorted_indices, "sorted_indices"}, none, none, none, none,
+                  workspace_size, plan);
+}
+
+llmk_status llmk_sample_top_k_top_p_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p, const llmk_tensor *k,
+    const llmk_tensor *min_p, const llmk_tensor *temperature, const llmk_tensor *seed,
+    const llmk_tensor *offset, const llmk_tensor *token_ids, size_t *workspace_size,
+    llmk_plan **plan) {
+  return plan_tkp("sample_top_k_top_p", MODE_SAMPLE, (arg){logits, "logits"}, (arg){p, "p"},
+                  (arg){k, "k"}, (arg){min_p, "min_p"}, none, none, none, none,
+                  (arg){temperature, "temperature"}, (arg){seed, "seed"},
+                  (arg){offset, "offset"}, (arg){token_ids, "token_ids"}, workspace_size, plan);
+}
+
+/* ------------------------------------------------------------------ phase 2 */
+
+static llmk_status check_values(const tkp_plan *pl, void *ws) {
+  const char *op = pl->op;
+  for (int64_t r = 0; r < pl->B; r++) {
+    if (pl->p.data) {
+      float v = get_f(&pl->p, r);
+      if (!(v >= 0.0f && v <= 1.0f))
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op, "p[%" PRId64 "]=%g must be in [0, 1]", r,
+                           (double)v);
+    }
+    if (pl->min_p.data) {
+      float v = get_f(&pl->min_p, r);
+      if (!(v >= 0.0f && v <= 1.0f))
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op, "min_p[%" PRId64 "]=%g must be in [0, 1]",
+                           r, (double)v);
+    }
+    if (pl->temperature.data) {
+      float v = get_f(&pl->temperature, r);
+      if (!(v >= 0.0f) || isinf(v))
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                           "temperature[%" PRId64 "]=%g must be finite and >= 0", r, (double)v);
+    }
+  }
+  if (pl->mode == MODE_SORTED && pl->V > 0) {
+    uint8_t *seen = (uint8_t *)ws;
+    for (int64_t r = 0; r < pl->B; r++) {
+      memset(seen, 0, (size_t)pl->V);
+      for (int64_t j = 0; j < pl->V; j++) {
+        int32_t idx;
+        memcpy(&idx, elem(&pl->si, r, j), 4);
+        if (idx < 0 || idx >= pl->V || seen[idx])
+          return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                             "sorted_indices[%" PRId64 "][%" PRId64 "]=%d is %s", r, j, (int)idx,
+                             idx < 0 || idx >= pl->V ? "outside [0, V)" : "repeated");
+        seen[idx] = 1;
+      }
+    }
+  }
+  return LLMK_SUCCESS;
+}
+
+typedef struct tkp_job {
+  const tkp_plan *pl;
+  char *ws;
+} tkp_job;
+
+static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
+  const tkp_job *j = job_arg;
+  const tkp_plan *pl = j->pl;
+  for (int64_t w = w0; w < w1; w++) {
+    scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
+    int64_t r0, r1;
+    llmk__split(pl->B, pl->workers, (int)w, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+      if (pl->mode == MODE_FILTER) filter_one(pl, &s, r);
+      else if (pl->mode == MODE_SAMPLE) sample_one(pl, &s, r);
+      else sorted_one(pl, &s, r);
+    }
+  }
+}
+
+llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size, llmk_plan *plan,
+                                   llmk_context *ctx) {
+  bool live;
+  llmk_status st = llmk__plan_begin_run("apply_top_k_top_p", LLMK__OP_TOP_K_TOP_P, plan,
+                                        workspace, workspace_size, &live);
+  if (st == LLMK_SUCCESS) {
+    const tkp_plan *pl = llmk__plan_payload(plan);
+    char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
+    if (pl->B * pl->V > 0) {
+      st = check_values(pl, ws);
+      if (st == LLMK_SUCCESS) {
+        if (pl->V == 1 && pl->mode != MODE_SAMPLE) {
+          /* one entry: the largest, always kept */
+          for (int64_t r = 0; r < pl->B; r++) {
+            const vec *src = pl->mode == MODE_SORTED && !pl->logits.data ? &pl->sv : &pl->logits;
+            memmove((char *)elem(&pl->out, r, 0), elem(src, r, 0), llmk_dtype_size(pl->out.dtype));
+            if (pl->kept.data) set_i(&pl->kept, r, 1);
+          }
+        } else {
+          tkp_job job = {pl, ws};
+          llmk__parallel_for(ctx, pl->workers, 1, worker_range, &job);
+        }
+      }
+    }
+  }
+  if (live) llmk__plan_end_run(plan);
+  return st;
+}
