@@ -84,16 +84,20 @@ enum { HBITS = 11, HBINS = 1 << HBITS, CHUNK = 1024, CAND_CAP = 8192 };
 
 typedef struct scratch {
   float *row;       /* [V] */
+  uint32_t *keys;   /* [V]: llmk__key_of(row[j]) */
   uint64_t *mass;   /* [CHUNK] */
   uint32_t *count;  /* [HBINS] */
   uint64_t *mlo, *mhi; /* [HBINS] each */
   uint32_t *ckey;   /* [CAND_CAP] */
   uint64_t *cmass;  /* [CAND_CAP] */
+  float *sx, *bx;    /* [CAND_CAP]: survivors of top-k; top-p boundary candidates */
+  uint32_t *sk, *bk; /* [CAND_CAP]: their keys */
   uint8_t *seen;    /* [V] (with_sorted: index check) */
 } scratch;
 
 static size_t worker_bytes(int64_t V) {
-  size_t b = (size_t)V * 4 + CHUNK * 8 + HBINS * (4 + 8 + 8) + CAND_CAP * (4 + 8) + (size_t)V;
+  size_t b = (size_t)V * 8 + CHUNK * 8 + HBINS * (4 + 8 + 8) + CAND_CAP * (4 + 8 + 16) +
+             (size_t)V + 64;
   return (b + 63) / 64 * 64;
 }
 
@@ -112,8 +116,17 @@ static scratch scratch_at(void *base) {
   p += HBINS * 4;
   s.ckey = (uint32_t *)(void *)p;
   p += CAND_CAP * 4;
+  s.sx = (float *)(void *)p;
+  p += CAND_CAP * 4;
+  s.bx = (float *)(void *)p;
+  p += CAND_CAP * 4;
+  s.sk = (uint32_t *)(void *)p;
+  p += CAND_CAP * 4;
+  s.bk = (uint32_t *)(void *)p;
+  p += CAND_CAP * 4;
   s.row = (float *)(void *)p;
-  s.seen = NULL; /* set by the caller: after row */
+  s.keys = NULL; /* set by scratch_for(): they follow the row */
+  s.seen = NULL;
   return s;
 }
 
@@ -126,23 +139,38 @@ static const int level_shift[3] = {21, 10, 0};
 static const uint32_t level_mask[3] = {0x7ff, 0x7ff, 0x3ff};
 static inline uint32_t prefix_mask(int l) { return l == 0 ? 0 : ~((1u << (level_shift[l - 1])) - 1); }
 
-/* The k-th largest key of row[0..V) (1 <= k <= V). */
-static uint32_t kth_largest(const scratch *s, int64_t V, int64_t k) {
+/* The k-th largest key of keys[0..V) (1 <= k <= V); hist0 is the histogram of the top
+ * digit. Levels after the first look only at the candidates of the chosen bin, kept in
+ * the scratch when they fit. */
+static uint32_t kth_largest(const scratch *s, int64_t V, int64_t k, const uint32_t *hist0) {
   uint32_t prefix = 0;
   int64_t need = k;
+  const uint32_t *keys = s->keys;
+  int64_t n = V;
   for (int l = 0; l < 3; l++) {
     uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
-    memset(s->count, 0, HBINS * 4);
-    for (int64_t j = 0; j < V; j++) {
-      uint32_t key = llmk__key_of(s->row[j]);
-      if ((key & pm) == prefix) s->count[(key >> sh) & dm]++;
+    const uint32_t *count = hist0;
+    if (l > 0) {
+      memset(s->count, 0, HBINS * 4);
+      for (int64_t j = 0; j < n; j++)
+        if ((keys[j] & pm) == prefix) s->count[(keys[j] >> sh) & dm]++;
+      count = s->count;
     }
-    for (int64_t d = dm;; d--) {
-      if (s->count[d] >= need) {
-        prefix |= (uint32_t)d << sh;
-        break;
+    uint32_t d = dm;
+    for (;; d--) {
+      if (count[d] >= need) break;
+      need -= count[d];
+    }
+    prefix |= d << sh;
+    if (l == 0 && count[d] < CAND_CAP) { /* gather the candidates once (branch-free: one spare slot) */
+      int64_t c = 0;
+      uint32_t top = prefix;
+      for (int64_t j = 0; j < V; j++) {
+        s->ckey[c] = keys[j];
+        c += (keys[j] >> 21) == (top >> 21);
       }
-      need -= s->count[d];
+      keys = s->ckey;
+      n = c;
     }
   }
   return prefix;
@@ -156,18 +184,56 @@ typedef struct boundary {
   int64_t masked_in_group;
 } boundary;
 
-static void mass_pass(const tkp_plan *pl, const scratch *s, int64_t V, float max, uint32_t min_key,
-                      int l, uint32_t prefix, u128 *total) {
+/* The k-th largest of keys[0..n) (1 <= k <= n) by three radix passes over the array. */
+static uint32_t select_kth(const scratch *s, const uint32_t *keys, int64_t n, int64_t k) {
+  uint32_t prefix = 0;
+  int64_t need = k;
+  for (int l = 0; l < 3; l++) {
+    uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
+    memset(s->count, 0, HBINS * 4);
+    for (int64_t j = 0; j < n; j++)
+      if ((keys[j] & pm) == prefix) s->count[(keys[j] >> sh) & dm]++;
+    uint32_t d = dm;
+    for (; s->count[d] < need; d--) need -= s->count[d];
+    prefix |= d << sh;
+  }
+  return prefix;
+}
+
+/* Top-k for small k: a threshold from a sample of the row (its rank chosen so that about
+ * twice k entries of the row lie above it), then one pass that gathers the entries above
+ * it, and an exact selection among those. Returns false, having found nothing, when the
+ * sample was unlucky (fewer than k above the threshold, or too many to keep). */
+static bool kth_by_pivot(const llmk__tkp_kernels *pl_kern, const scratch *s, int64_t V, int64_t k,
+                         uint32_t *kth) {
+  const int64_t cap = CAND_CAP - 1;
+  if (k > cap / 4) return false;
+  int64_t step = V / 4096 > 32 ? V / 4096 : 32, ns = 0;
+  for (int64_t j = 0; j < V; j += step) s->bk[ns++] = s->keys[j];
+  int64_t rank = 2 * k / step + 8;
+  if (rank > ns) return false;
+  uint32_t tau = select_kth(s, s->bk, ns, rank);
+  int64_t c = (int64_t)pl_kern->gather_ge(s->keys, (size_t)V, tau, s->ckey, (size_t)cap);
+  if (c < k || c > cap) return false;
+  *kth = select_kth(s, s->ckey, c, k);
+  return true;
+}
+
+/* Masses of the entries of (x, keys)[0..n) with key >= min_key and the given prefix,
+ * binned by the digit of level l; *total (if not NULL) gets the mass of all entries
+ * with key >= min_key. */
+static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x, const uint32_t *keys,
+                      int64_t n, float max, uint32_t min_key, int l, uint32_t prefix, u128 *total) {
   uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
   memset(s->mlo, 0, HBINS * 8);
   memset(s->mhi, 0, HBINS * 8);
   memset(s->count, 0, HBINS * 4);
   uint64_t tlo = 0, thi = 0;
-  for (int64_t j0 = 0; j0 < V; j0 += CHUNK) {
-    size_t n = (size_t)(V - j0 < CHUNK ? V - j0 : CHUNK);
-    pl->kern->masses(s->row + j0, n, max, min_key, s->mass, &tlo, &thi);
-    for (size_t i = 0; i < n; i++) {
-      uint32_t key = llmk__key_of(s->row[j0 + (int64_t)i]);
+  for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
+    size_t c = (size_t)(n - j0 < CHUNK ? n - j0 : CHUNK);
+    pl->kern->masses(x + j0, c, max, min_key, s->mass, &tlo, &thi);
+    for (size_t i = 0; i < c; i++) {
+      uint32_t key = keys[j0 + (int64_t)i];
       if (key < min_key || (key & pm) != prefix) continue;
       uint32_t d = (key >> sh) & dm;
       s->count[d]++;
@@ -178,36 +244,52 @@ static void mass_pass(const tkp_plan *pl, const scratch *s, int64_t V, float max
   if (total) *total = ((u128)thi << 32) + tlo;
 }
 
-static boundary top_p_boundary(const tkp_plan *pl, const scratch *s, int64_t V, float max,
-                               uint32_t min_key, uint32_t max_key, int64_t n_max, u128 target) {
+/* The top-p boundary over (x, keys)[0..n) (entries with key >= min_key take part): the
+ * key v and count c such that the entries below v and the c lowest-index entries equal
+ * to v are exactly those with cumulative mass <= target, smallest first. After the
+ * first level, the candidates of the chosen bin are gathered when they fit, so the
+ * later levels look at them only. */
+static boundary top_p_boundary(const tkp_plan *pl, const scratch *s, const float *x,
+                               const uint32_t *keys, int64_t n, float max, uint32_t min_key,
+                               uint32_t max_key, int64_t n_max, u128 target) {
   uint32_t prefix = 0;
   u128 below = 0;
   boundary b = {max_key, n_max - 1};
   for (int l = 0; l < 3; l++) {
     u128 total;
-    mass_pass(pl, s, V, max, min_key, l, prefix, l == 0 ? &total : NULL);
+    mass_pass(pl, s, x, keys, n, max, min_key, l, prefix, l == 0 ? &total : NULL);
     if (l == 0 && total <= target) return b; /* p == 0: only the last maximum stays */
     uint32_t sh = (uint32_t)level_shift[l], dm = level_mask[l];
-    for (uint32_t d = 0; d <= dm; d++) {
+    uint32_t d = 0;
+    for (;; d++) {
       u128 m = ((u128)s->mhi[d] << 32) + s->mlo[d];
-      if (s->count[d] && below + m > target) {
-        prefix |= d << sh;
-        if (l == 2) {
-          /* one value: count[d] entries of equal mass m / count */
-          u128 each = m / s->count[d];
-          int64_t c = each == 0 ? s->count[d] : (int64_t)((target - below) / each);
-          if (c > (int64_t)s->count[d]) c = s->count[d];
-          b.key = prefix;
-          b.masked_in_group = c;
-          if (prefix == max_key && c > n_max - 1) b.masked_in_group = n_max - 1;
-          return b;
-        }
-        break;
-      }
+      if (s->count[d] && below + m > target) break;
       below += m;
+      if (d == dm) return b; /* not reached for consistent sums */
+    }
+    prefix |= d << sh;
+    if (l == 2) {
+      /* one value: count[d] entries of equal mass */
+      u128 m = ((u128)s->mhi[d] << 32) + s->mlo[d], each = m / s->count[d];
+      int64_t c = each == 0 ? s->count[d] : (int64_t)((target - below) / each);
+      if (c > (int64_t)s->count[d]) c = s->count[d];
+      b.key = prefix;
+      b.masked_in_group = prefix == max_key && c > n_max - 1 ? n_max - 1 : c;
+      return b;
+    }
+    if (l == 0 && s->count[d] < CAND_CAP && x != s->bx) {
+      int64_t c = 0;
+      for (int64_t j = 0; j < n; j++) {
+        s->bx[c] = x[j];
+        s->bk[c] = keys[j];
+        c += keys[j] >= min_key && (keys[j] >> 21) == d;
+      }
+      x = s->bx;
+      keys = s->bk;
+      n = c;
     }
   }
-  return b; /* not reached for consistent sums */
+  return b;
 }
 
 /* floor(thr * Z) for thr = 1 - p in f32, exactly. */
@@ -219,6 +301,76 @@ static u128 scaled_target(float thr, u128 Z) {
   int shift = 24 - e;                     /* thr = mi * 2^-shift, shift >= 24 */
   u128 prod = (u128)mi * Z;               /* < 2^24 * 2^96 */
   return shift >= 128 ? 0 : prod >> shift;
+}
+
+/* The top-p boundary for threshold thr = 1 - p. A first level bins entries linearly by
+ * value over [max - 104, max] (below that exp is 0): unlike key digits, which crowd most
+ * logits into a few bins, this spreads them, so the chosen bin is small enough to gather;
+ * the exact boundary inside it comes from key radix levels over those candidates only. */
+static boundary top_p_search(const tkp_plan *pl, const scratch *s, const float *x,
+                             const uint32_t *keys, int64_t n, float max, uint32_t min_key,
+                             uint32_t max_key, int64_t n_max, float thr) {
+  const float lo = max - 104.0f, scale = (float)(HBINS - 1) / 104.0f;
+  memset(s->mlo, 0, HBINS * 8);
+  memset(s->mhi, 0, HBINS * 8);
+  memset(s->count, 0, HBINS * 4);
+  uint64_t tlo = 0, thi = 0;
+  for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
+    size_t c = (size_t)(n - j0 < CHUNK ? n - j0 : CHUNK);
+    pl->kern->masses(x + j0, c, max, min_key, s->mass, &tlo, &thi);
+    for (size_t i = 0; i < c; i++) {
+      if (keys[j0 + (int64_t)i] < min_key) continue;
+      float v = (x[j0 + (int64_t)i] - lo) * scale;
+      uint32_t d = v >= 0.0f ? (uint32_t)v : 0; /* monotone in x; -inf -> 0 */
+      d = d < HBINS ? d : HBINS - 1;
+      s->count[d]++;
+      s->mlo[d] += s->mass[i] & 0xffffffffu;
+      s->mhi[d] += s->mass[i] >> 32;
+    }
+  }
+  u128 Z = ((u128)thi << 32) + tlo, target = scaled_target(thr, Z), below = 0;
+  boundary b = {max_key, n_max - 1};
+  if (Z <= target) return b; /* p == 0: only the last maximum stays */
+  uint32_t d = 0;
+  for (;; d++) {
+    u128 m = ((u128)s->mhi[d] << 32) + s->mlo[d];
+    if (s->count[d] && below + m > target) break;
+    below += m;
+    if (d == HBINS - 1) return b; /* not reached for consistent sums */
+  }
+  if (s->count[d] >= CAND_CAP || x == s->bx)
+    return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target);
+  /* gather the bin's entries (in index order) and finish with key radix levels */
+  int64_t c = 0;
+  for (int64_t j = 0; j < n; j++) {
+    if (keys[j] < min_key) continue;
+    float v = (x[j] - lo) * scale;
+    uint32_t dj = v >= 0.0f ? (uint32_t)v : 0;
+    if ((dj < HBINS ? dj : HBINS - 1) != d) continue;
+    s->bx[c] = x[j];
+    s->bk[c] = keys[j];
+    c++;
+  }
+  uint32_t prefix = 0;
+  for (int l = 0; l < 3; l++) {
+    mass_pass(pl, s, s->bx, s->bk, c, max, min_key, l, prefix, NULL);
+    uint32_t sh = (uint32_t)level_shift[l], dm = level_mask[l], e = 0;
+    for (;; e++) {
+      u128 m = ((u128)s->mhi[e] << 32) + s->mlo[e];
+      if (s->count[e] && below + m > target) break;
+      below += m;
+      if (e == dm) return b; /* not reached */
+    }
+    prefix |= e << sh;
+    if (l == 2) {
+      u128 m = ((u128)s->mhi[e] << 32) + s->mlo[e], each = m / s->count[e];
+      int64_t masked = each == 0 ? s->count[e] : (int64_t)((target - below) / each);
+      if (masked > (int64_t)s->count[e]) masked = s->count[e];
+      b.key = prefix;
+      b.masked_in_group = prefix == max_key && masked > n_max - 1 ? n_max - 1 : masked;
+    }
+  }
+  return b;
 }
 
 /* ---------------------------------------------------------------- one row */
@@ -237,19 +389,30 @@ static void filter_row(const tkp_plan *pl, const scratch *s, int64_t V, bool has
                        bool has_p, float p, bool has_minp, float min_p, row_result *r) {
   uint32_t max_key = 0;
   int64_t n_max = 0;
-  for (int64_t j = 0; j < V; j++) {
-    uint32_t key = llmk__key_of(s->row[j]);
-    if (key > max_key) {
-      max_key = key;
-      n_max = 1;
-    } else if (key == max_key) {
-      n_max++;
-    }
-  }
+  max_key = pl->kern->keys(s->row, (size_t)V, s->keys);
+  bool topk = has_k && k >= 1 && k <= V - 1;
+  for (int64_t j = 0; j < V; j++) n_max += s->keys[j] == max_key;
   memset(r, 0, sizeof *r);
   r->max = llmk__value_of_key(max_key);
-  if (has_k && k >= 1 && k <= V - 1) {
-    uint32_t t = kth_largest(s, V, k);
+  uint32_t t = 0;
+  if (topk && !kth_by_pivot(pl->kern, s, V, k, &t)) {
+    /* four interleaved histograms: logits crowd into a few bins, and one counter would
+     * make every increment wait for the previous one */
+    uint32_t hist0[HBINS], *h4 = (uint32_t *)(void *)s->mlo; /* 4 x HBINS fit in mlo+mhi */
+    memset(h4, 0, 4 * HBINS * 4);
+    int64_t j = 0;
+    for (; j + 4 <= V; j += 4) {
+      h4[s->keys[j] >> 21]++;
+      h4[HBINS + (s->keys[j + 1] >> 21)]++;
+      h4[2 * HBINS + (s->keys[j + 2] >> 21)]++;
+      h4[3 * HBINS + (s->keys[j + 3] >> 21)]++;
+    }
+    for (; j < V; j++) h4[s->keys[j] >> 21]++;
+    for (int d = 0; d < HBINS; d++)
+      hist0[d] = h4[d] + h4[HBINS + d] + h4[2 * HBINS + d] + h4[3 * HBINS + d];
+    t = kth_largest(s, V, k, hist0);
+  }
+  if (topk) {
     if (t != LLMK__KEY_NAN) r->t_key = t; /* a NaN threshold masks nothing (s < NaN) */
   }
   /* top-p and min-p need a distribution: a finite largest survivor */
@@ -262,10 +425,20 @@ static void filter_row(const tkp_plan *pl, const scratch *s, int64_t V, bool has
       r->have_p = false;
       r->min_e = 0x1p-149f;
     } else {
-      u128 Z;
       uint32_t min_key = r->t_key;
-      mass_pass(pl, s, V, r->max, min_key, 0, 0, &Z);
-      r->pb = top_p_boundary(pl, s, V, r->max, min_key, max_key, n_max, scaled_target(thr, Z));
+      const float *x = s->row;
+      const uint32_t *keys = s->keys;
+      int64_t n = V;
+      if (min_key > 0) { /* top-k left few entries: work on them alone */
+        int64_t c = (int64_t)pl->kern->gather_ge(s->keys, (size_t)V, min_key, s->sk, CAND_CAP);
+        if (c < CAND_CAP) {
+          for (int64_t i = 0; i < c; i++) s->sx[i] = llmk__value_of_key(s->sk[i]);
+          x = s->sx;
+          keys = s->sk;
+          n = c;
+        }
+      }
+      r->pb = top_p_search(pl, s, x, keys, n, r->max, min_key, max_key, n_max, thr);
     }
   }
   if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
@@ -319,13 +492,29 @@ static void filter_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   char *dst = (char *)elem(&pl->out, r, 0);
   size_t sstep = (size_t)pl->logits.s1 * esz, dstep = (size_t)pl->out.s1 * esz;
   int64_t seen = 0, kept = 0;
-  for (int64_t j = 0; j < V; j++) {
-    float x = s->row[j];
-    if (keep_entry(&rr, x, llmk__key_of(x), &seen)) {
-      kept++;
-      if (!in_place) memcpy(dst + (size_t)j * dstep, src + (size_t)j * sstep, esz);
-    } else {
-      store_neg_inf(dst + (size_t)j * dstep, pl->logits.dtype);
+  if (pl->logits.s1 == 1 && pl->out.s1 == 1 && rr.min_e == 0.0f) {
+    /* one vector pass with the threshold; then the first entries of the top-p tie group */
+    uint32_t thr = rr.t_key;
+    if (rr.have_p && rr.pb.key > thr) thr = rr.pb.key;
+    uint32_t ninf = pl->logits.dtype == LLMK_F32 ? 0xff800000u
+                                                 : neg_inf16[pl->logits.dtype == LLMK_BF16];
+    kept = (int64_t)pl->kern->select(s->keys, (size_t)V, thr, src, dst, esz, ninf, in_place);
+    int64_t c = rr.have_p ? rr.pb.masked_in_group : 0;
+    for (int64_t j = 0; j < V && seen < c; j++)
+      if (s->keys[j] == rr.pb.key) {
+        store_neg_inf(dst + (size_t)j * esz, pl->logits.dtype);
+        seen++;
+        kept--;
+      }
+  } else {
+    for (int64_t j = 0; j < V; j++) {
+      float x = s->row[j];
+      if (keep_entry(&rr, x, s->keys[j], &seen)) {
+        kept++;
+        if (!in_place) memcpy(dst + (size_t)j * dstep, src + (size_t)j * sstep, esz);
+      } else {
+        store_neg_inf(dst + (size_t)j * dstep, pl->logits.dtype);
+      }
     }
   }
   if (pl->kept.data) set_i(&pl->kept, r, kept);
@@ -373,7 +562,7 @@ static void sample_one(const tkp_plan *pl, const scratch *s, int64_t r) {
     int64_t seen = 0;
     for (int64_t j = 0; j < V; j++) {
       float y = s->row[j];
-      if (!keep_entry(&rr, y, llmk__key_of(y), &seen)) continue;
+      if (!keep_entry(&rr, y, s->keys[j], &seen)) continue;
       double q = (double)llmk__exp_nonpos(y - rr.max);
       if (q <= 0.0) continue;
       double u = uniform01(seed, off, (uint64_t)j);
@@ -631,6 +820,7 @@ static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
   const tkp_plan *pl = j->pl;
   for (int64_t w = w0; w < w1; w++) {
     scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
+    s.keys = (uint32_t *)(void *)(s.row + pl->V);
     int64_t r0, r1;
     llmk__split(pl->B, pl->workers, (int)w, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {

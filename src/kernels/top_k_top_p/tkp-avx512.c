@@ -61,5 +61,75 @@ static void masses_avx512(const float *x, size_t n, float max, uint32_t min_key,
   *total_hi += (uint64_t)_mm512_reduce_add_epi64(hi);
 }
 
+static uint32_t keys_avx512(const float *x, size_t n, uint32_t *keys) {
+  __m512i mx = _mm512_setzero_si512();
+  for (size_t i = 0; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    __m512i k = keys16(_mm512_maskz_loadu_ps(m, x + i));
+    _mm512_mask_storeu_epi32(keys + i, m, k);
+    mx = _mm512_mask_max_epu32(mx, m, mx, k);
+  }
+  return _mm512_reduce_max_epu32(mx);
+}
+
+static size_t gather_ge_avx512(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out,
+                               size_t cap) {
+  size_t c = 0, i = 0;
+  const __m512i vt = _mm512_set1_epi32((int)t);
+  for (; i + 16 <= n; i += 16) {
+    __m512i k = _mm512_loadu_si512(keys + i);
+    __mmask16 ge = _mm512_cmpge_epu32_mask(k, vt);
+    if (!ge) continue;
+    size_t cnt = (size_t)__builtin_popcount(ge);
+    if (c + cnt <= cap) {
+      _mm512_mask_compressstoreu_epi32(out + c, ge, k);
+    } else {
+      for (unsigned b = 0; b < 16; b++) {
+        size_t pos = c + (size_t)__builtin_popcount(ge & ((1u << b) - 1));
+        if (((ge >> b) & 1) && pos < cap) out[pos] = keys[i + b];
+      }
+    }
+    c += cnt;
+  }
+  for (; i < n; i++)
+    if (keys[i] >= t) {
+      if (c < cap) out[c] = keys[i];
+      c++;
+    }
+  return c;
+}
+
+static size_t select_avx512(const uint32_t *keys, size_t n, uint32_t t, const void *src,
+                            void *dst, size_t esz, uint32_t neg_inf, bool in_place) {
+  size_t kept = 0;
+  const __m512i vt = _mm512_set1_epi32((int)t);
+  for (size_t i = 0; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    __mmask16 keep = m & _mm512_cmpge_epu32_mask(_mm512_maskz_loadu_epi32(m, keys + i), vt);
+    kept += (size_t)__builtin_popcount(keep);
+    if (esz == 4) {
+      uint32_t *d = (uint32_t *)dst + i;
+      if (in_place) {
+        _mm512_mask_storeu_epi32(d, m & (__mmask16)~keep, _mm512_set1_epi32((int)neg_inf));
+      } else {
+        __m512i v = _mm512_maskz_loadu_epi32(keep, (const uint32_t *)src + i);
+        _mm512_mask_storeu_epi32(d, m, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)neg_inf), keep, v));
+      }
+    } else {
+      uint16_t *d = (uint16_t *)dst + i;
+      if (in_place) {
+        _mm256_mask_storeu_epi16(d, m & (__mmask16)~keep, _mm256_set1_epi16((short)neg_inf));
+      } else {
+        __m256i v = _mm256_maskz_loadu_epi16(keep, (const uint16_t *)src + i);
+        _mm256_mask_storeu_epi16(d, m, _mm256_mask_mov_epi16(_mm256_set1_epi16((short)neg_inf), keep, v));
+      }
+    }
+  }
+  return kept;
+}
+
 const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
+                                                    .keys = keys_avx512,
+                                                    .gather_ge = gather_ge_avx512,
+                                                    .select = select_avx512,
                                                     .masses = masses_avx512};

@@ -14,5 +14,53 @@ static void masses_scalar(const float *x, size_t n, float max, uint32_t min_key,
   *total_hi += hi;
 }
 
+static uint32_t keys_scalar(const float *x, size_t n, uint32_t *keys) {
+  uint32_t max = 0;
+  for (size_t i = 0; i < n; i++) {
+    keys[i] = llmk__key_of(x[i]);
+    max = keys[i] > max ? keys[i] : max;
+  }
+  return max;
+}
+
+static size_t gather_ge_scalar(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out,
+                               size_t cap) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++)
+    if (keys[i] >= t) {
+      if (c < cap) out[c] = keys[i];
+      c++;
+    }
+  return c;
+}
+
+static size_t select_scalar(const uint32_t *keys, size_t n, uint32_t t, const void *src,
+                            void *dst, size_t esz, uint32_t neg_inf, bool in_place) {
+  size_t kept = 0;
+  if (esz == 4) {
+    const uint32_t *s = src;
+    uint32_t *d = dst;
+    for (size_t i = 0; i < n; i++) {
+      bool keep = keys[i] >= t;
+      kept += keep;
+      if (!keep) d[i] = neg_inf;
+      else if (!in_place) d[i] = s[i];
+    }
+  } else {
+    const uint16_t *s = src;
+    uint16_t *d = dst;
+    for (size_t i = 0; i < n; i++) {
+      bool keep = keys[i] >= t;
+      kept += keep;
+      if (!keep) d[i] = (uint16_t)neg_inf;
+      else if (!in_place) d[i] = s[i];
+    }
+  }
+  return kept;
+}
+
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
+                                                    .keys = keys_scalar,
+                                                    .gather_ge = gather_ge_scalar,
+                                                    .select = select_scalar,
                                                     .masses = masses_scalar};

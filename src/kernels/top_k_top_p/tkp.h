@@ -72,6 +72,15 @@ static inline uint64_t llmk__mass_of(float e) { return (uint64_t)(e * 0x1p63f); 
 
 typedef struct llmk__tkp_kernels {
   llmk_isa isa;
+  /* keys[i] = llmk__key_of(x[i]); returns the largest key */
+  uint32_t (*keys)(const float *x, size_t n, uint32_t *keys);
+  /* number of keys >= t; the first ones (up to cap) are copied to out, in order */
+  size_t (*gather_ge)(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out, size_t cap);
+  /* dst[i] = keys[i] >= t ? src[i] : neg_inf, for elements of esz (2 or 4) bytes;
+   * with in_place (dst == src) only the masked elements are written. Returns the number
+   * kept. */
+  size_t (*select)(const uint32_t *keys, size_t n, uint32_t t, const void *src, void *dst,
+                   size_t esz, uint32_t neg_inf, bool in_place);
   /* For n contiguous f32 values x: e = exp(x - max) for entries with key >= min_key,
    * their masses added to *total_lo / *total_hi (low and high 32 bits of each mass,
    * summed apart so that 64-bit lanes cannot overflow), masses written to mass[i]

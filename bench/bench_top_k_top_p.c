@@ -1,0 +1,163 @@
+/* apply_top_k_top_p against the sort-based reference (a stable sort of every row, as
+ * CANN's and vLLM's goldens do it, run in this process on the same threads) and against
+ * one plain read + write pass over the same logits (memcpy), side by side in this run.
+ * Usage: bench_top_k_top_p [threads] (default 2). */
+#include <math.h>
+#include <omp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "llmk/llmk.h"
+
+static int threads = 2;
+static llmk_context *ctx;
+
+typedef struct pair {
+  float v;
+  int32_t i;
+} pair;
+
+static int cmp_pair(const void *a, const void *b) {
+  const pair *x = a, *y = b;
+  if (x->v < y->v) return -1;
+  if (x->v > y->v) return 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The reference on one f32 row: sort, top-k, softmax, cumsum, mask, scatter back. */
+static void reference_row(const float *row, int64_t V, int64_t k, bool has_p, float p, float *out,
+                          pair *s, float *q) {
+  for (int64_t j = 0; j < V; j++) s[j] = (pair){row[j], (int32_t)j};
+  qsort(s, (size_t)V, sizeof *s, cmp_pair);
+  if (k >= 1 && k <= V - 1) {
+    float t = s[V - k].v;
+    for (int64_t j = 0; j < V; j++)
+      if (s[j].v < t) s[j].v = -INFINITY;
+  }
+  if (has_p) {
+    float m = s[V - 1].v, sum = 0;
+    for (int64_t j = 0; j < V; j++) sum += q[j] = expf(s[j].v - m);
+    double c = 0;
+    for (int64_t j = 0; j < V; j++) {
+      c += q[j] / sum;
+      if (c <= 1.0f - p && j != V - 1) s[j].v = -INFINITY;
+    }
+  }
+  for (int64_t j = 0; j < V; j++) out[s[j].i] = s[j].v;
+}
+
+typedef struct config {
+  const char *name;
+  int64_t B, V;
+  llmk_dtype dtype;
+  int32_t k; /* 0: none */
+  float p;   /* < 0: none */
+} config;
+
+static void run(const config *c) {
+  size_t n = (size_t)(c->B * c->V), esz = llmk_dtype_size(c->dtype);
+  float *x = malloc(n * 4), *ref = malloc(n * 4);
+  void *logits = malloc(n * esz), *out = malloc(n * esz), *copy = malloc(n * esz);
+  uint64_t r = 12345;
+  for (size_t i = 0; i < n; i++) { /* roughly normal logits, sd 2 */
+    float s = 0;
+    for (int j = 0; j < 4; j++) {
+      r ^= r << 13;
+      r ^= r >> 7;
+      r ^= r << 17;
+      s += (float)(r >> 40) * 0x1p-24f;
+    }
+    x[i] = (s - 2.0f) * 3.4f;
+  }
+  if (c->dtype == LLMK_F32) memcpy(logits, x, n * 4);
+  else llmk_convert(logits, c->dtype, x, LLMK_F32, n);
+  llmk_convert(x, LLMK_F32, logits, c->dtype, n); /* the values the op sees */
+  float *pv = malloc((size_t)c->B * 4);
+  int32_t *kv = malloc((size_t)c->B * 4);
+  for (int64_t b = 0; b < c->B; b++) {
+    pv[b] = c->p;
+    kv[b] = c->k;
+  }
+  llmk_tensor tl, to, tp, tk;
+  llmk_tensor_init(&tl, c->dtype, 2, (int64_t[]){c->B, c->V}, NULL, logits);
+  llmk_tensor_init(&to, c->dtype, 2, (int64_t[]){c->B, c->V}, NULL, out);
+  llmk_tensor_init(&tp, LLMK_F32, 1, (int64_t[]){c->B}, NULL, pv);
+  llmk_tensor_init(&tk, LLMK_I32, 1, (int64_t[]){c->B}, NULL, kv);
+  size_t ws;
+  llmk_plan *plan;
+  if (llmk_apply_top_k_top_p_get_workspace_size(&tl, c->p >= 0 ? &tp : NULL, c->k ? &tk : NULL, &to,
+                                                &ws, &plan) != LLMK_SUCCESS) {
+    fprintf(stderr, "%s: %s\n", c->name, llmk_last_error());
+    exit(1);
+  }
+  llmk_plan_set_repeatable(plan);
+  void *w = malloc(ws + 64);
+  /* the reference, once (it is slow), on the same threads over rows */
+  double t0 = bench_now();
+#pragma omp parallel num_threads(threads)
+  {
+    pair *s = malloc((size_t)c->V * sizeof *s);
+    float *q = malloc((size_t)c->V * 4);
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < c->B; b++)
+      reference_row(x + b * c->V, c->V, c->k, c->p >= 0, c->p, ref + b * c->V, s, q);
+    free(s);
+    free(q);
+  }
+  double t_ref = bench_now() - t0;
+  /* check once: masks equal the reference's (values: same bits) */
+  llmk_apply_top_k_top_p(w, ws, plan, ctx);
+  float *got = malloc(n * 4);
+  llmk_convert(got, LLMK_F32, out, c->dtype, n);
+  size_t diff = 0;
+  for (size_t i = 0; i < n; i++) diff += (isinf(got[i]) && got[i] < 0) != (isinf(ref[i]) && ref[i] < 0);
+  int reps = 15;
+  double t[32], m[32];
+  for (int i = 0; i < reps; i++) {
+    t0 = bench_now();
+    llmk_apply_top_k_top_p(w, ws, plan, ctx);
+    t[i] = bench_now() - t0;
+    t0 = bench_now();
+#pragma omp parallel num_threads(threads)
+    {
+      int id = omp_get_thread_num(), nt = omp_get_num_threads();
+      size_t bytes = n * esz, b0 = bytes / (size_t)nt * (size_t)id;
+      size_t b1 = id == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(id + 1);
+      memcpy((char *)copy + b0, (const char *)logits + b0, b1 - b0);
+    }
+    m[i] = bench_now() - t0;
+  }
+  double op = bench_median(t, reps), pass = bench_median(m, reps);
+  printf("  %-40s %9.3f ms  reference %9.1f ms  %7.1fx faster  %5.2fx one read+write pass%s\n",
+         c->name, op * 1e3, t_ref * 1e3, t_ref / op, op / pass,
+         diff ? "  MASKS DIFFER FROM THE REFERENCE" : "");
+  if (diff) printf("    %zu entries differ\n", diff);
+  fflush(stdout);
+  llmk_plan_destroy(plan);
+  free(x); free(ref); free(logits); free(out); free(copy); free(pv); free(kv); free(w); free(got);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) threads = atoi(argv[1]);
+  if (threads < 1) threads = 1;
+  llmk_context_create(threads, &ctx);
+  printf("apply_top_k_top_p, %d thread(s), ISA %s; median of 15 calls; the reference runs once\n",
+         threads, llmk_isa_name(llmk_get_isa()));
+  const config configs[] = {
+      {"B=64 V=151936 f32 k=50 p=0.9", 64, 151936, LLMK_F32, 50, 0.9f},
+      {"B=64 V=151936 f32 p=0.9", 64, 151936, LLMK_F32, 0, 0.9f},
+      {"B=64 V=151936 f32 k=50", 64, 151936, LLMK_F32, 50, -1},
+      {"B=1 V=151936 f32 k=50 p=0.9", 1, 151936, LLMK_F32, 50, 0.9f},
+      {"B=1 V=151936 f32 p=0.9", 1, 151936, LLMK_F32, 0, 0.9f},
+      {"B=1 V=151936 f32 k=50", 1, 151936, LLMK_F32, 50, -1},
+      {"B=256 V=32000 f32 k=50 p=0.9", 256, 32000, LLMK_F32, 50, 0.9f},
+      {"B=64 V=151936 bf16 k=50 p=0.9", 64, 151936, LLMK_BF16, 50, 0.9f},
+  };
+  for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) run(&configs[i]);
+  llmk_context_destroy(ctx);
+  return 0;
+}
