@@ -81,11 +81,13 @@ static inline void set_i(const vec *v, int64_t i, int64_t x) {
 /* ---------------------------------------------------------------- scratch */
 
 enum { HBITS = 11, HBINS = 1 << HBITS, CHUNK = 1024, CAND_CAP = 8192 };
+_Static_assert(HBINS == LLMK__TKP_BINS, "one bin count");
 
 typedef struct scratch {
   float *row;       /* [V] */
   uint32_t *keys;   /* [V]: llmk__key_of(row[j]) */
   uint64_t *mass;   /* [CHUNK] */
+  uint16_t *bins;   /* [CHUNK] */
   uint32_t *count;  /* [HBINS] */
   uint64_t *mlo, *mhi; /* [HBINS] each */
   uint32_t *ckey;   /* [CAND_CAP] */
@@ -96,8 +98,8 @@ typedef struct scratch {
 } scratch;
 
 static size_t worker_bytes(int64_t V) {
-  size_t b = (size_t)V * 8 + CHUNK * 8 + HBINS * (4 + 8 + 8) + CAND_CAP * (4 + 8 + 16) +
-             (size_t)V + 64;
+  size_t b = (size_t)V * 8 + CHUNK * (8 + 2) + (HBINS + 1) * (4 + 8 + 8) +
+             CAND_CAP * (4 + 8 + 16) + (size_t)V + 64;
   return (b + 63) / 64 * 64;
 }
 
@@ -107,13 +109,15 @@ static scratch scratch_at(void *base) {
   s.mass = (uint64_t *)(void *)p;
   p += CHUNK * 8;
   s.mlo = (uint64_t *)(void *)p;
-  p += HBINS * 8;
+  p += (HBINS + 1) * 8;
   s.mhi = (uint64_t *)(void *)p;
-  p += HBINS * 8;
+  p += (HBINS + 1) * 8;
   s.cmass = (uint64_t *)(void *)p;
   p += CAND_CAP * 8;
   s.count = (uint32_t *)(void *)p;
-  p += HBINS * 4;
+  p += (HBINS + 1) * 4;
+  s.bins = (uint16_t *)(void *)p;
+  p += CHUNK * 2;
   s.ckey = (uint32_t *)(void *)p;
   p += CAND_CAP * 4;
   s.sx = (float *)(void *)p;
@@ -231,7 +235,7 @@ static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x, cons
   uint64_t tlo = 0, thi = 0;
   for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
     size_t c = (size_t)(n - j0 < CHUNK ? n - j0 : CHUNK);
-    pl->kern->masses(x + j0, c, max, min_key, s->mass, &tlo, &thi);
+    pl->kern->masses(x + j0, keys + j0, c, max, min_key, 0, 0, s->mass, NULL, &tlo, &thi);
     for (size_t i = 0; i < c; i++) {
       uint32_t key = keys[j0 + (int64_t)i];
       if (key < min_key || (key & pm) != prefix) continue;
@@ -311,18 +315,15 @@ static boundary top_p_search(const tkp_plan *pl, const scratch *s, const float *
                              const uint32_t *keys, int64_t n, float max, uint32_t min_key,
                              uint32_t max_key, int64_t n_max, float thr) {
   const float lo = max - 104.0f, scale = (float)(HBINS - 1) / 104.0f;
-  memset(s->mlo, 0, HBINS * 8);
-  memset(s->mhi, 0, HBINS * 8);
-  memset(s->count, 0, HBINS * 4);
+  memset(s->mlo, 0, (HBINS + 1) * 8);
+  memset(s->mhi, 0, (HBINS + 1) * 8);
+  memset(s->count, 0, (HBINS + 1) * 4);
   uint64_t tlo = 0, thi = 0;
   for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
     size_t c = (size_t)(n - j0 < CHUNK ? n - j0 : CHUNK);
-    pl->kern->masses(x + j0, c, max, min_key, s->mass, &tlo, &thi);
-    for (size_t i = 0; i < c; i++) {
-      if (keys[j0 + (int64_t)i] < min_key) continue;
-      float v = (x[j0 + (int64_t)i] - lo) * scale;
-      uint32_t d = v >= 0.0f ? (uint32_t)v : 0; /* monotone in x; -inf -> 0 */
-      d = d < HBINS ? d : HBINS - 1;
+    pl->kern->masses(x + j0, keys + j0, c, max, min_key, lo, scale, s->mass, s->bins, &tlo, &thi);
+    for (size_t i = 0; i < c; i++) { /* bin HBINS collects the entries below min_key */
+      uint32_t d = s->bins[i];
       s->count[d]++;
       s->mlo[d] += s->mass[i] & 0xffffffffu;
       s->mhi[d] += s->mass[i] >> 32;
@@ -342,14 +343,16 @@ static boundary top_p_search(const tkp_plan *pl, const scratch *s, const float *
     return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target);
   /* gather the bin's entries (in index order) and finish with key radix levels */
   int64_t c = 0;
-  for (int64_t j = 0; j < n; j++) {
-    if (keys[j] < min_key) continue;
-    float v = (x[j] - lo) * scale;
-    uint32_t dj = v >= 0.0f ? (uint32_t)v : 0;
-    if ((dj < HBINS ? dj : HBINS - 1) != d) continue;
-    s->bx[c] = x[j];
-    s->bk[c] = keys[j];
-    c++;
+  uint64_t dl = 0, dh = 0;
+  for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
+    size_t m = (size_t)(n - j0 < CHUNK ? n - j0 : CHUNK);
+    pl->kern->masses(x + j0, keys + j0, m, max, min_key, lo, scale, s->mass, s->bins, &dl, &dh);
+    for (size_t i = 0; i < m; i++)
+      if (s->bins[i] == d) {
+        s->bx[c] = x[j0 + (int64_t)i];
+        s->bk[c] = keys[j0 + (int64_t)i];
+        c++;
+      }
   }
   uint32_t prefix = 0;
   for (int l = 0; l < 3; l++) {

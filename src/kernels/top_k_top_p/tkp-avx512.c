@@ -27,6 +27,7 @@ static inline __m512 exp_nonpos16(__m512 x) {
   return _mm512_maskz_mov_ps(valid, _mm512_mul_ps(_mm512_mul_ps(p, s1), s2));
 }
 
+static inline __m512i keys16(__m512 x) __attribute__((unused));
 static inline __m512i keys16(__m512 x) {
   __m512i u = _mm512_castps_si512(x);
   __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
@@ -40,25 +41,35 @@ static inline __m512i keys16(__m512 x) {
   return _mm512_mask_mov_epi32(key, nan, _mm512_set1_epi32(-1));
 }
 
-static void masses_avx512(const float *x, size_t n, float max, uint32_t min_key, uint64_t *mass,
-                          uint64_t *total_lo, uint64_t *total_hi) {
-  __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+static void masses_avx512(const float *x, const uint32_t *keys, size_t n, float max,
+                          uint32_t min_key, float lo, float scale, uint64_t *mass,
+                          uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi) {
+  __m512i lo_acc = _mm512_setzero_si512(), hi_acc = _mm512_setzero_si512();
   const __m512i low32 = _mm512_set1_epi64(0xffffffff);
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
     __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    __mmask16 live = m & _mm512_cmpge_epu32_mask(keys16(v), _mm512_set1_epi32((int)min_key));
+    __mmask16 live = m & _mm512_cmpge_epu32_mask(_mm512_maskz_loadu_epi32(m, keys + i),
+                                                 _mm512_set1_epi32((int)min_key));
     __m512 e = exp_nonpos16(_mm512_sub_ps(v, _mm512_set1_ps(max)));
     e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
     __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
     __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
     _mm512_mask_storeu_epi64(mass + i, (__mmask8)m, m0);
     _mm512_mask_storeu_epi64(mass + i + 8, (__mmask8)(m >> 8), m1);
-    lo = _mm512_add_epi64(lo, _mm512_add_epi64(_mm512_and_si512(m0, low32), _mm512_and_si512(m1, low32)));
-    hi = _mm512_add_epi64(hi, _mm512_add_epi64(_mm512_srli_epi64(m0, 32), _mm512_srli_epi64(m1, 32)));
+    lo_acc = _mm512_add_epi64(lo_acc, _mm512_add_epi64(_mm512_and_si512(m0, low32), _mm512_and_si512(m1, low32)));
+    hi_acc = _mm512_add_epi64(hi_acc, _mm512_add_epi64(_mm512_srli_epi64(m0, 32), _mm512_srli_epi64(m1, 32)));
+    if (bins) {
+      __m512 b = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(scale));
+      __mmask16 pos = _mm512_cmp_ps_mask(b, _mm512_setzero_ps(), _CMP_GE_OQ);
+      __m512i d = _mm512_maskz_mov_epi32(pos, _mm512_cvttps_epu32(_mm512_maskz_mov_ps(pos, b)));
+      d = _mm512_min_epu32(d, _mm512_set1_epi32(LLMK__TKP_BINS - 1));
+      d = _mm512_mask_mov_epi32(_mm512_set1_epi32(LLMK__TKP_BINS), live, d);
+      _mm256_mask_storeu_epi16(bins + i, m, _mm512_cvtepi32_epi16(d));
+    }
   }
-  *total_lo += (uint64_t)_mm512_reduce_add_epi64(lo);
-  *total_hi += (uint64_t)_mm512_reduce_add_epi64(hi);
+  *total_lo += (uint64_t)_mm512_reduce_add_epi64(lo_acc);
+  *total_hi += (uint64_t)_mm512_reduce_add_epi64(hi_acc);
 }
 
 static uint32_t keys_avx512(const float *x, size_t n, uint32_t *keys) {

@@ -1,17 +1,20 @@
 #include "kernels/top_k_top_p/tkp.h"
 
-static void masses_scalar(const float *x, size_t n, float max, uint32_t min_key, uint64_t *mass,
-                          uint64_t *total_lo, uint64_t *total_hi) {
-  uint64_t lo = 0, hi = 0;
+static void masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
+                          uint32_t min_key, float lo, float scale, uint64_t *mass,
+                          uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi) {
+  uint64_t tl = 0, th = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t m = 0;
-    if (llmk__key_of(x[i]) >= min_key) m = llmk__mass_of(llmk__exp_nonpos(x[i] - max));
+    bool live = keys[i] >= min_key;
+    if (live) m = llmk__mass_of(llmk__exp_nonpos(x[i] - max));
     mass[i] = m;
-    lo += m & 0xffffffffu;
-    hi += m >> 32;
+    if (bins) bins[i] = live ? llmk__tkp_bin(x[i], lo, scale) : LLMK__TKP_BINS;
+    tl += m & 0xffffffffu;
+    th += m >> 32;
   }
-  *total_lo += lo;
-  *total_hi += hi;
+  *total_lo += tl;
+  *total_hi += th;
 }
 
 static uint32_t keys_scalar(const float *x, size_t n, uint32_t *keys) {

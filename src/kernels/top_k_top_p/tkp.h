@@ -70,6 +70,15 @@ static inline float llmk__exp_nonpos(float x) {
  * exact, so every order of summation gives the same total. */
 static inline uint64_t llmk__mass_of(float e) { return (uint64_t)(e * 0x1p63f); }
 
+#define LLMK__TKP_BINS 2048
+
+/* The value bin of x (see masses()). */
+static inline uint16_t llmk__tkp_bin(float x, float lo, float scale) {
+  float v = (x - lo) * scale;
+  uint32_t d = v >= 0.0f ? (uint32_t)v : 0;
+  return (uint16_t)(d < LLMK__TKP_BINS ? d : LLMK__TKP_BINS - 1);
+}
+
 typedef struct llmk__tkp_kernels {
   llmk_isa isa;
   /* keys[i] = llmk__key_of(x[i]); returns the largest key */
@@ -84,9 +93,12 @@ typedef struct llmk__tkp_kernels {
   /* For n contiguous f32 values x: e = exp(x - max) for entries with key >= min_key,
    * their masses added to *total_lo / *total_hi (low and high 32 bits of each mass,
    * summed apart so that 64-bit lanes cannot overflow), masses written to mass[i]
-   * (0 for entries below min_key). */
-  void (*masses)(const float *x, size_t n, float max, uint32_t min_key, uint64_t *mass,
-                 uint64_t *total_lo, uint64_t *total_hi);
+   * (0 for entries below min_key). With bins != NULL, also the value bin of each entry,
+   * min(max(floor((x - lo) * scale), 0), LLMK__TKP_BINS - 1), or LLMK__TKP_BINS for an
+   * entry below min_key. */
+  void (*masses)(const float *x, const uint32_t *keys, size_t n, float max, uint32_t min_key,
+                 float lo, float scale, uint64_t *mass, uint16_t *bins, uint64_t *total_lo,
+                 uint64_t *total_hi);
 } llmk__tkp_kernels;
 
 extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
