@@ -25,7 +25,8 @@
  * 1 - p), results may differ on that entry.
  *
  * Special values (documented choices): -0.0 equals +0.0. NaN sorts above +inf (as
- * torch.sort orders it) and is never masked by top-k; a row with a NaN or +inf among
+ * torch.sort orders it) and is never masked by top-k; when the k-th largest value is a
+ * NaN, top-k masks nothing (every s < NaN is false in the reference); a row with a NaN or +inf among
  * the survivors of top-k has no defined distribution, so top-p and min-p leave it
  * unchanged (the reference's softmax is NaN there and masks nothing). A row that is all
  * -inf stays all -inf. Nothing is ever read or written outside the tensors.
