@@ -134,6 +134,130 @@ static scratch scratch_at(void *base) {
   return s;
 }
 
+/* ------------------------------------------------------------------ teams */
+
+/* One row split over threads: `parts` contiguous ranges, each with its own scratch for
+ * partial histograms and gathers; ps[0] also holds the row. Partial results are integers
+ * (counts, fixed-point masses) or ordered gathers, merged in part order, so a row gives
+ * the same result split or not. */
+typedef struct team {
+  llmk_context *ctx;
+  int parts;
+  const scratch *ps;
+} team;
+
+typedef void (*part_fn)(void *arg, int part, int64_t a, int64_t b);
+
+typedef struct part_job {
+  const team *tm;
+  int64_t n;
+  part_fn fn;
+  void *arg;
+} part_job;
+
+static void part_range(void *job_arg, int64_t p0, int64_t p1) {
+  const part_job *j = job_arg;
+  for (int64_t p = p0; p < p1; p++) {
+    int64_t a, b;
+    llmk__split(j->n, j->tm->parts, (int)p, &a, &b);
+    j->fn(j->arg, (int)p, a, b);
+  }
+}
+
+static inline int team_parts(const team *tm) { return tm ? tm->parts : 1; }
+
+/* fn over [0, n) split into the team's parts (one part, [0, n), without a team) */
+static void team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
+  if (team_parts(tm) <= 1) {
+    fn(arg, 0, 0, n);
+    return;
+  }
+  part_job j = {tm, n, fn, arg};
+  llmk__parallel_for(tm->ctx, tm->parts, 1, part_range, &j);
+}
+
+enum { MAX_PARTS = 256 };
+/* rows at least this long are split over threads when there are fewer rows than threads */
+#define SPLIT_MIN_V 16384
+
+typedef struct step_job {
+  const tkp_plan *pl;
+  const scratch *ps; /* per-part scratch: ps[part] (ps[0] when there is no team) */
+  const vec *v;
+  int64_t r;
+  float *row;
+  uint32_t *keys;
+  uint32_t key;
+  float t; /* temperature */
+  int which; /* gathers: 0 -> temporaries in ps[part].sk, 1 -> ps[part].bk */
+  uint32_t u32[MAX_PARTS];
+  int64_t i64[MAX_PARTS];
+} step_job;
+
+static const scratch *part_scratch(const step_job *j, int part) { return &j->ps[part]; }
+
+/* Widens row r of v into row[a, b) and computes its keys; u32[part] = largest key. */
+static void load_part(void *arg, int part, int64_t a, int64_t b) {
+  step_job *j = arg;
+  const char *base = elem(j->v, j->r, 0);
+  size_t esz = llmk_dtype_size(j->v->dtype), step = (size_t)j->v->s1 * esz;
+  if (j->v->dtype == LLMK_F32 && j->v->s1 == 1)
+    memcpy(j->row + a, base + (size_t)a * 4, (size_t)(b - a) * 4);
+  else
+    for (int64_t i = a; i < b; i++) j->row[i] = llmk__load_f32(base + (size_t)i * step, j->v->dtype);
+  j->u32[part] = b > a ? j->pl->kern->keys(j->row + a, (size_t)(b - a), j->keys + a) : 0;
+}
+
+static void count_eq_part(void *arg, int part, int64_t a, int64_t b) {
+  step_job *j = arg;
+  int64_t c = 0;
+  for (int64_t i = a; i < b; i++) c += j->keys[i] == j->key;
+  j->i64[part] = c;
+}
+
+static void gather_part(void *arg, int part, int64_t a, int64_t b) {
+  step_job *j = arg;
+  const scratch *ps = part_scratch(j, part);
+  j->i64[part] = (int64_t)j->pl->kern->gather_ge(j->keys + a, (size_t)(b - a), j->key,
+                                                 j->which ? ps->bk : ps->sk, CAND_CAP);
+}
+
+/* Row r of v into s->row / s->keys; returns the largest key. */
+static uint32_t team_load(const tkp_plan *pl, const team *tm, const scratch *s, const vec *v,
+                          int64_t r) {
+  step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .v = v, .r = r, .row = s->row, .keys = s->keys};
+  team_run(tm, pl->V, load_part, &j);
+  uint32_t m = 0;
+  for (int p = 0; p < team_parts(tm); p++) m = j.u32[p] > m ? j.u32[p] : m;
+  return m;
+}
+
+static int64_t team_count_eq(const tkp_plan *pl, const team *tm, const scratch *s, uint32_t key) {
+  step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .keys = s->keys, .key = key};
+  team_run(tm, pl->V, count_eq_part, &j);
+  int64_t c = 0;
+  for (int p = 0; p < team_parts(tm); p++) c += j.i64[p];
+  return c;
+}
+
+/* The keys >= t of s->keys, in order, into dest (up to cap); returns how many there are. */
+static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const scratch *s, uint32_t t,
+                              uint32_t *dest, int64_t cap, int which) {
+  if (team_parts(tm) <= 1)
+    return (int64_t)pl->kern->gather_ge(s->keys, (size_t)pl->V, t, dest, (size_t)cap);
+  step_job j = {.pl = pl, .ps = tm->ps, .keys = s->keys, .key = t, .which = which};
+  team_run(tm, pl->V, gather_part, &j);
+  int64_t total = 0;
+  for (int p = 0; p < tm->parts; p++) total += j.i64[p];
+  if (total > cap) return total;
+  int64_t off = 0;
+  for (int p = 0; p < tm->parts; p++) {
+    memcpy(dest + off, which ? tm->ps[p].bk : tm->ps[p].sk, (size_t)j.i64[p] * 4);
+    off += j.i64[p];
+  }
+  return total;
+}
+
 /* ------------------------------------------------------------ selection */
 
 __extension__ typedef unsigned __int128 u128;
@@ -208,8 +332,8 @@ static uint32_t select_kth(const scratch *s, const uint32_t *keys, int64_t n, in
  * twice k entries of the row lie above it), then one pass that gathers the entries above
  * it, and an exact selection among those. Returns false, having found nothing, when the
  * sample was unlucky (fewer than k above the threshold, or too many to keep). */
-static bool kth_by_pivot(const llmk__tkp_kernels *pl_kern, const scratch *s, int64_t V, int64_t k,
-                         uint32_t *kth) {
+static bool kth_by_pivot(const tkp_plan *pl, const team *tm, const scratch *s, int64_t V,
+                         int64_t k, uint32_t *kth) {
   const int64_t cap = CAND_CAP - 1;
   if (k > cap / 4) return false;
   int64_t step = V / 4096 > 32 ? V / 4096 : 32, ns = 0;
@@ -217,7 +341,7 @@ static bool kth_by_pivot(const llmk__tkp_kernels *pl_kern, const scratch *s, int
   int64_t rank = 2 * k / step + 8;
   if (rank > ns) return false;
   uint32_t tau = select_kth(s, s->bk, ns, rank);
-  int64_t c = (int64_t)pl_kern->gather_ge(s->keys, (size_t)V, tau, s->ckey, (size_t)cap);
+  int64_t c = team_gather_ge(pl, tm, s, tau, s->ckey, cap, 0);
   if (c < k || c > cap) return false;
   *kth = select_kth(s, s->ckey, c, k);
   return true;
@@ -311,23 +435,85 @@ static u128 scaled_target(float thr, u128 Z) {
  * value over [max - 104, max] (below that exp is 0): unlike key digits, which crowd most
  * logits into a few bins, this spreads them, so the chosen bin is small enough to gather;
  * the exact boundary inside it comes from key radix levels over those candidates only. */
-static boundary top_p_search(const tkp_plan *pl, const scratch *s, const float *x,
-                             const uint32_t *keys, int64_t n, float max, uint32_t min_key,
-                             uint32_t max_key, int64_t n_max, float thr) {
-  const float lo = max - 104.0f, scale = (float)(HBINS - 1) / 104.0f;
+typedef struct mass_job {
+  const tkp_plan *pl;
+  const scratch *ps;
+  const float *x;
+  const uint32_t *keys;
+  float max, lo, scale;
+  uint32_t min_key, bin;
+  float *dx;    /* no team: gather straight into these (the caller's bx/bk) */
+  uint32_t *dk;
+  uint64_t tlo[MAX_PARTS], thi[MAX_PARTS];
+  int64_t count[MAX_PARTS];
+} mass_job;
+
+/* The value-bin histogram of masses over [a, b), into the part's own arrays. */
+static void mass_hist_part(void *arg, int part, int64_t a, int64_t b) {
+  mass_job *j = arg;
+  const scratch *s = &j->ps[part];
   memset(s->mlo, 0, (HBINS + 1) * 8);
   memset(s->mhi, 0, (HBINS + 1) * 8);
   memset(s->count, 0, (HBINS + 1) * 4);
   uint64_t tlo = 0, thi = 0;
-  for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
-    size_t c = (size_t)(n - j0 < CHUNK ? n - j0 : CHUNK);
-    pl->kern->masses(x + j0, keys + j0, c, max, min_key, lo, scale, s->mass, s->bins, &tlo, &thi);
+  for (int64_t j0 = a; j0 < b; j0 += CHUNK) {
+    size_t c = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK);
+    j->pl->kern->masses(j->x + j0, j->keys + j0, c, j->max, j->min_key, j->lo, j->scale, s->mass,
+                        s->bins, &tlo, &thi);
     for (size_t i = 0; i < c; i++) { /* bin HBINS collects the entries below min_key */
       uint32_t d = s->bins[i];
       s->count[d]++;
       s->mlo[d] += s->mass[i] & 0xffffffffu;
       s->mhi[d] += s->mass[i] >> 32;
     }
+  }
+  j->tlo[part] = tlo;
+  j->thi[part] = thi;
+}
+
+/* The entries of [a, b) in value bin j->bin, in order, into the part's sx/sk. */
+static void bin_gather_part(void *arg, int part, int64_t a, int64_t b) {
+  mass_job *j = arg;
+  const scratch *s = &j->ps[part];
+  float *ox = j->dx ? j->dx : s->sx;
+  uint32_t *ok = j->dk ? j->dk : s->sk;
+  int64_t c = 0;
+  uint64_t dl = 0, dh = 0;
+  for (int64_t j0 = a; j0 < b; j0 += CHUNK) {
+    size_t m = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK);
+    j->pl->kern->masses(j->x + j0, j->keys + j0, m, j->max, j->min_key, j->lo, j->scale, s->mass,
+                        s->bins, &dl, &dh);
+    for (size_t i = 0; i < m; i++)
+      if (s->bins[i] == j->bin) {
+        if (c < CAND_CAP) {
+          ox[c] = j->x[j0 + (int64_t)i];
+          ok[c] = j->keys[j0 + (int64_t)i];
+        }
+        c++;
+      }
+  }
+  j->count[part] = c;
+}
+
+static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *s, const float *x,
+                             const uint32_t *keys, int64_t n, float max, uint32_t min_key,
+                             uint32_t max_key, int64_t n_max, float thr) {
+  const float lo = max - 104.0f, scale = (float)(HBINS - 1) / 104.0f;
+  /* split over the team only for the whole row (ps[p].sx/sk are then free) */
+  const team *t2 = x == s->row ? tm : NULL;
+  mass_job mj = {.pl = pl, .ps = t2 ? t2->ps : s, .x = x, .keys = keys, .max = max, .lo = lo,
+                 .scale = scale, .min_key = min_key};
+  team_run(t2, n, mass_hist_part, &mj);
+  uint64_t tlo = mj.tlo[0], thi = mj.thi[0];
+  for (int p = 1; p < team_parts(t2); p++) {
+    const scratch *q = &t2->ps[p];
+    for (int d = 0; d <= HBINS; d++) {
+      s->count[d] += q->count[d];
+      s->mlo[d] += q->mlo[d];
+      s->mhi[d] += q->mhi[d];
+    }
+    tlo += mj.tlo[p];
+    thi += mj.thi[p];
   }
   u128 Z = ((u128)thi << 32) + tlo, target = scaled_target(thr, Z), below = 0;
   boundary b = {max_key, n_max - 1};
@@ -342,17 +528,20 @@ static boundary top_p_search(const tkp_plan *pl, const scratch *s, const float *
   if (s->count[d] >= CAND_CAP || x == s->bx)
     return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target);
   /* gather the bin's entries (in index order) and finish with key radix levels */
-  int64_t c = 0;
-  uint64_t dl = 0, dh = 0;
-  for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
-    size_t m = (size_t)(n - j0 < CHUNK ? n - j0 : CHUNK);
-    pl->kern->masses(x + j0, keys + j0, m, max, min_key, lo, scale, s->mass, s->bins, &dl, &dh);
-    for (size_t i = 0; i < m; i++)
-      if (s->bins[i] == d) {
-        s->bx[c] = x[j0 + (int64_t)i];
-        s->bk[c] = keys[j0 + (int64_t)i];
-        c++;
-      }
+  mj.bin = d;
+  if (!t2) {
+    mj.dx = s->bx;
+    mj.dk = s->bk;
+  }
+  team_run(t2, n, bin_gather_part, &mj);
+  int64_t c = mj.count[0];
+  if (t2) {
+    c = 0;
+    for (int p = 0; p < t2->parts; p++) {
+      memcpy(s->bx + c, t2->ps[p].sx, (size_t)mj.count[p] * 4);
+      memcpy(s->bk + c, t2->ps[p].sk, (size_t)mj.count[p] * 4);
+      c += mj.count[p];
+    }
   }
   uint32_t prefix = 0;
   for (int l = 0; l < 3; l++) {
@@ -384,21 +573,30 @@ typedef struct row_result {
   boundary pb;      /* top-p boundary */
   float min_e;      /* min-p: keep e >= min_e (0: none) */
   float max;
-  int64_t kept;
+  int64_t tie_cut;  /* entries equal to pb.key with an index below this are masked */
 } row_result;
 
+/* The index after the last masked member of the top-p tie group (its first c members). */
+static void find_tie_cut(const scratch *s, int64_t V, row_result *r) {
+  r->tie_cut = 0;
+  if (!r->have_p || r->pb.masked_in_group <= 0) return;
+  for (int64_t j = 0, seen = 0; j < V; j++)
+    if (s->keys[j] == r->pb.key && ++seen == r->pb.masked_in_group) {
+      r->tie_cut = j + 1;
+      return;
+    }
+}
+
 /* Filters the widened row s->row[0..V); the decisions go to r. */
-static void filter_row(const tkp_plan *pl, const scratch *s, int64_t V, bool has_k, int64_t k,
-                       bool has_p, float p, bool has_minp, float min_p, row_result *r) {
-  uint32_t max_key = 0;
-  int64_t n_max = 0;
-  max_key = pl->kern->keys(s->row, (size_t)V, s->keys);
+static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int64_t V,
+                       uint32_t max_key, bool has_k, int64_t k, bool has_p, float p,
+                       bool has_minp, float min_p, row_result *r) {
   bool topk = has_k && k >= 1 && k <= V - 1;
-  for (int64_t j = 0; j < V; j++) n_max += s->keys[j] == max_key;
+  int64_t n_max = team_count_eq(pl, tm, s, max_key);
   memset(r, 0, sizeof *r);
   r->max = llmk__value_of_key(max_key);
   uint32_t t = 0;
-  if (topk && !kth_by_pivot(pl->kern, s, V, k, &t)) {
+  if (topk && !kth_by_pivot(pl, tm, s, V, k, &t)) {
     /* four interleaved histograms: logits crowd into a few bins, and one counter would
      * make every increment wait for the previous one */
     uint32_t hist0[HBINS], *h4 = (uint32_t *)(void *)s->mlo; /* 4 x HBINS fit in mlo+mhi */
@@ -433,7 +631,7 @@ static void filter_row(const tkp_plan *pl, const scratch *s, int64_t V, bool has
       const uint32_t *keys = s->keys;
       int64_t n = V;
       if (min_key > 0) { /* top-k left few entries: work on them alone */
-        int64_t c = (int64_t)pl->kern->gather_ge(s->keys, (size_t)V, min_key, s->sk, CAND_CAP);
+        int64_t c = team_gather_ge(pl, tm, s, min_key, s->sk, CAND_CAP, 1);
         if (c < CAND_CAP) {
           for (int64_t i = 0; i < c; i++) s->sx[i] = llmk__value_of_key(s->sk[i]);
           x = s->sx;
@@ -441,19 +639,19 @@ static void filter_row(const tkp_plan *pl, const scratch *s, int64_t V, bool has
           n = c;
         }
       }
-      r->pb = top_p_search(pl, s, x, keys, n, r->max, min_key, max_key, n_max, thr);
+      r->pb = top_p_search(pl, tm, s, x, keys, n, r->max, min_key, max_key, n_max, thr);
     }
   }
   if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
+  find_tie_cut(s, V, r);
 }
 
-/* Whether entry j (value x, key) is kept; *group_seen counts entries equal to the top-p
- * boundary seen so far in index order. */
-static inline bool keep_entry(const row_result *r, float x, uint32_t key, int64_t *group_seen) {
+/* Whether entry i (value x, key) is kept. */
+static inline bool keep_entry(const row_result *r, float x, uint32_t key, int64_t i) {
   if (key < r->t_key) return false;
   if (r->have_p) {
     if (key < r->pb.key) return false;
-    if (key == r->pb.key && (*group_seen)++ < r->pb.masked_in_group) return false;
+    if (key == r->pb.key && i < r->tie_cut) return false;
   }
   if (r->min_e > 0.0f && llmk__exp_nonpos(x - r->max) < r->min_e) return false;
   return true;
@@ -481,45 +679,71 @@ static void store_neg_inf(char *e, llmk_dtype dt) {
   }
 }
 
-static void filter_one(const tkp_plan *pl, const scratch *s, int64_t r) {
-  int64_t V = pl->V;
-  load_row(&pl->logits, r, V, s->row, 1.0f, false);
-  bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
-  row_result rr;
-  filter_row(pl, s, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p, has_p ? get_f(&pl->p, r) : 0,
-             has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
-  bool in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
-                  pl->out.s1 == pl->logits.s1;
+typedef struct write_job {
+  const tkp_plan *pl;
+  const scratch *s;
+  const row_result *rr;
+  const char *src;
+  char *dst;
+  bool in_place;
+  int64_t kept[MAX_PARTS];
+} write_job;
+
+/* out[a, b) of the row: kept entries copied, the others -inf. Entries equal to the top-p
+ * boundary are all kept here; the caller masks the first ones of that group. */
+static void write_part(void *arg, int part, int64_t a, int64_t b) {
+  write_job *j = arg;
+  const tkp_plan *pl = j->pl;
+  const row_result *rr = j->rr;
   size_t esz = llmk_dtype_size(pl->logits.dtype);
-  const char *src = elem(&pl->logits, r, 0);
-  char *dst = (char *)elem(&pl->out, r, 0);
   size_t sstep = (size_t)pl->logits.s1 * esz, dstep = (size_t)pl->out.s1 * esz;
-  int64_t seen = 0, kept = 0;
-  if (pl->logits.s1 == 1 && pl->out.s1 == 1 && rr.min_e == 0.0f) {
-    /* one vector pass with the threshold; then the first entries of the top-p tie group */
-    uint32_t thr = rr.t_key;
-    if (rr.have_p && rr.pb.key > thr) thr = rr.pb.key;
+  int64_t kept = 0;
+  uint32_t thr = rr->t_key;
+  if (rr->have_p && rr->pb.key > thr) thr = rr->pb.key;
+  if (pl->logits.s1 == 1 && pl->out.s1 == 1 && rr->min_e == 0.0f) {
     uint32_t ninf = pl->logits.dtype == LLMK_F32 ? 0xff800000u
                                                  : neg_inf16[pl->logits.dtype == LLMK_BF16];
-    kept = (int64_t)pl->kern->select(s->keys, (size_t)V, thr, src, dst, esz, ninf, in_place);
-    int64_t c = rr.have_p ? rr.pb.masked_in_group : 0;
-    for (int64_t j = 0; j < V && seen < c; j++)
-      if (s->keys[j] == rr.pb.key) {
-        store_neg_inf(dst + (size_t)j * esz, pl->logits.dtype);
-        seen++;
-        kept--;
-      }
+    kept = (int64_t)pl->kern->select(j->s->keys + a, (size_t)(b - a), thr, j->src + (size_t)a * esz,
+                                     j->dst + (size_t)a * esz, esz, ninf, j->in_place);
   } else {
-    for (int64_t j = 0; j < V; j++) {
-      float x = s->row[j];
-      if (keep_entry(&rr, x, s->keys[j], &seen)) {
+    for (int64_t i = a; i < b; i++) {
+      bool keep = j->s->keys[i] >= thr &&
+                  !(rr->min_e > 0.0f && llmk__exp_nonpos(j->s->row[i] - rr->max) < rr->min_e);
+      if (keep) {
         kept++;
-        if (!in_place) memcpy(dst + (size_t)j * dstep, src + (size_t)j * sstep, esz);
+        if (!j->in_place) memcpy(j->dst + (size_t)i * dstep, j->src + (size_t)i * sstep, esz);
       } else {
-        store_neg_inf(dst + (size_t)j * dstep, pl->logits.dtype);
+        store_neg_inf(j->dst + (size_t)i * dstep, pl->logits.dtype);
       }
     }
   }
+  j->kept[part] = kept;
+}
+
+static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s, int64_t r) {
+  int64_t V = pl->V;
+  uint32_t max_key = team_load(pl, tm, s, &pl->logits, r);
+  bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
+  row_result rr;
+  filter_row(pl, tm, s, V, max_key, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
+             has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
+  write_job wj = {.pl = pl, .s = s, .rr = &rr, .src = elem(&pl->logits, r, 0),
+                  .dst = (char *)elem(&pl->out, r, 0)};
+  wj.in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
+                pl->out.s1 == pl->logits.s1;
+  team_run(tm, V, write_part, &wj);
+  int64_t kept = 0;
+  for (int p = 0; p < team_parts(tm); p++) kept += wj.kept[p];
+  /* the masked members of the top-p tie group (write_part kept the whole group); min-p
+   * keeps or drops the group as one, its members being equal */
+  bool group_kept = !(rr.min_e > 0.0f &&
+                      llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) - rr.max) < rr.min_e);
+  size_t dstep = (size_t)pl->out.s1 * llmk_dtype_size(pl->out.dtype);
+  for (int64_t j = 0; j < rr.tie_cut; j++)
+    if (s->keys[j] == rr.pb.key) {
+      store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
+      kept -= group_kept;
+    }
   if (pl->kept.data) set_i(&pl->kept, r, kept);
 }
 
@@ -539,44 +763,72 @@ static inline double uniform01(uint64_t seed, uint64_t offset, uint64_t j) {
   return ((double)(h >> 11) + 1.0) * 0x1p-53;
 }
 
-static void sample_one(const tkp_plan *pl, const scratch *s, int64_t r) {
-  int64_t V = pl->V;
-  float t = pl->temperature.data ? get_f(&pl->temperature, r) : 1.0f;
-  load_row(&pl->logits, r, V, s->row, 1.0f, false);
-  int64_t best = 0;
-  uint32_t best_key = 0;
-  for (int64_t j = 0; j < V; j++) { /* greedy: lowest index of the largest key */
-    uint32_t key = llmk__key_of(s->row[j]);
-    if (key > best_key || j == 0) {
-      best_key = key;
-      best = j;
+typedef struct race_job {
+  const tkp_plan *pl;
+  const scratch *s;
+  const row_result *rr;
+  uint64_t seed, offset;
+  double score[MAX_PARTS];
+  int64_t best[MAX_PARTS];
+} race_job;
+
+/* Divides row[a, b) by the temperature and recomputes its keys; u32 max per part. */
+static void scale_part(void *arg, int part, int64_t a, int64_t b) {
+  step_job *j = arg;
+  for (int64_t i = a; i < b; i++) j->row[i] = j->row[i] / j->t;
+  j->u32[part] = b > a ? j->pl->kern->keys(j->row + a, (size_t)(b - a), j->keys + a) : 0;
+}
+
+/* The exponential race over the kept entries of [a, b): the best score and its index. */
+static void race_part(void *arg, int part, int64_t a, int64_t b) {
+  race_job *j = arg;
+  const row_result *rr = j->rr;
+  double best_score = -1.0;
+  int64_t best = -1;
+  for (int64_t i = a; i < b; i++) {
+    float y = j->s->row[i];
+    if (!keep_entry(rr, y, j->s->keys[i], i)) continue;
+    double q = (double)llmk__exp_nonpos(y - rr->max);
+    if (q <= 0.0) continue;
+    double u = uniform01(j->seed, j->offset, (uint64_t)i);
+    /* -log(u) >= 1 - u: skip the log when even that bound cannot win (with a margin, so
+     * that rounding can never skip an entry that would win) */
+    if (best_score >= 0.0 && q <= best_score * (1.0 - u) * (1.0 - 0x1p-40)) continue;
+    double score = q / -log(u);
+    if (score > best_score) {
+      best_score = score;
+      best = i;
     }
   }
-  bool finite = best_key < LLMK__KEY_PINF && best_key > LLMK__KEY_NINF;
+  j->score[part] = best_score;
+  j->best[part] = best;
+}
+
+static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int64_t r) {
+  int64_t V = pl->V;
+  float t = pl->temperature.data ? get_f(&pl->temperature, r) : 1.0f;
+  uint32_t max_key = team_load(pl, tm, s, &pl->logits, r);
+  int64_t best = 0; /* greedy: the lowest index of the largest key */
+  while (s->keys[best] != max_key) best++;
+  bool finite = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
   if (t > 0.0f && finite) {
-    for (int64_t j = 0; j < V; j++) s->row[j] = s->row[j] / t;
+    step_job sj = {.pl = pl, .ps = tm ? tm->ps : s, .row = s->row, .keys = s->keys, .t = t};
+    team_run(tm, V, scale_part, &sj);
+    uint32_t ymax = 0;
+    for (int p = 0; p < team_parts(tm); p++) ymax = sj.u32[p] > ymax ? sj.u32[p] : ymax;
     bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
     row_result rr;
-    filter_row(pl, s, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
+    filter_row(pl, tm, s, V, ymax, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
                has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
-    uint64_t seed = (uint64_t)get_i(&pl->seed, r);
-    uint64_t off = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0;
+    race_job rj = {.pl = pl, .s = s, .rr = &rr, .seed = (uint64_t)get_i(&pl->seed, r),
+                   .offset = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0};
+    team_run(tm, V, race_part, &rj);
     double best_score = -1.0;
-    int64_t seen = 0;
-    for (int64_t j = 0; j < V; j++) {
-      float y = s->row[j];
-      if (!keep_entry(&rr, y, s->keys[j], &seen)) continue;
-      double q = (double)llmk__exp_nonpos(y - rr.max);
-      if (q <= 0.0) continue;
-      double u = uniform01(seed, off, (uint64_t)j);
-      /* -log(u) >= 1 - u: skip the log when even that bound cannot win */
-      if (best_score >= 0.0 && q <= best_score * (1.0 - u)) continue;
-      double score = q / -log(u);
-      if (score > best_score) {
-        best_score = score;
-        best = j;
+    for (int p = 0; p < team_parts(tm); p++) /* parts in index order: ties keep the lower */
+      if (rj.best[p] >= 0 && rj.score[p] > best_score) {
+        best_score = rj.score[p];
+        best = rj.best[p];
       }
-    }
   }
   set_i(&pl->ids, r, best);
 }
@@ -716,7 +968,9 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   pl.seed = vec_of(seed.t);
   pl.offset = vec_of(offset.t);
   pl.ids = vec_of(ids.t);
-  int64_t w = B < online_cpus() ? B : online_cpus();
+  int cpus = online_cpus();
+  int64_t w = B < cpus ? B : cpus;
+  if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED) w = cpus; /* room to split rows */
   pl.workers = (int)(w < 1 ? 1 : w);
   pl.worker_bytes = worker_bytes(V);
   pl.kern = llmk__tkp_kernels_for(llmk_get_isa());
@@ -827,8 +1081,8 @@ static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
     int64_t r0, r1;
     llmk__split(pl->B, pl->workers, (int)w, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-      if (pl->mode == MODE_FILTER) filter_one(pl, &s, r);
-      else if (pl->mode == MODE_SAMPLE) sample_one(pl, &s, r);
+      if (pl->mode == MODE_FILTER) filter_one(pl, NULL, &s, r);
+      else if (pl->mode == MODE_SAMPLE) sample_one(pl, NULL, &s, r);
       else sorted_one(pl, &s, r);
     }
   }
@@ -851,6 +1105,21 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size, llmk_
             const vec *src = pl->mode == MODE_SORTED && !pl->logits.data ? &pl->sv : &pl->logits;
             memmove((char *)elem(&pl->out, r, 0), elem(src, r, 0), llmk_dtype_size(pl->out.dtype));
             if (pl->kept.data) set_i(&pl->kept, r, 1);
+          }
+        } else if (pl->mode != MODE_SORTED && pl->V >= SPLIT_MIN_V &&
+                   pl->B < llmk_context_num_threads(ctx) && pl->workers > 1) {
+          /* fewer rows than threads: each row split over a team of threads */
+          scratch ps[MAX_PARTS];
+          int parts = llmk_context_num_threads(ctx);
+          if (parts > pl->workers) parts = pl->workers;
+          for (int w = 0; w < parts; w++) {
+            ps[w] = scratch_at(ws + (size_t)w * pl->worker_bytes);
+            ps[w].keys = (uint32_t *)(void *)(ps[w].row + pl->V);
+          }
+          team tm = {ctx, parts, ps};
+          for (int64_t r = 0; r < pl->B; r++) {
+            if (pl->mode == MODE_FILTER) filter_one(pl, &tm, &ps[0], r);
+            else sample_one(pl, &tm, &ps[0], r);
           }
         } else {
           tkp_job job = {pl, ws};
