@@ -86,6 +86,7 @@ _Static_assert(HBINS == LLMK__TKP_BINS, "one bin count");
 typedef struct scratch {
   float *row;       /* [V] */
   uint32_t *keys;   /* [V]: llmk__key_of(row[j]) */
+  uint16_t *rowbins; /* [V]: value bins of the top-p search */
   uint64_t *mass;   /* [CHUNK] */
   uint16_t *bins;   /* [CHUNK] */
   uint32_t *count;  /* [HBINS] */
@@ -98,7 +99,7 @@ typedef struct scratch {
 } scratch;
 
 static size_t worker_bytes(int64_t V) {
-  size_t b = (size_t)V * 8 + CHUNK * (8 + 2) + (HBINS + 1) * (4 + 8 + 8) +
+  size_t b = (size_t)V * 10 + CHUNK * (8 + 2) + (HBINS + 1) * (4 + 8 + 8) +
              CAND_CAP * (4 + 8 + 16) + (size_t)V + 64;
   return (b + 63) / 64 * 64;
 }
@@ -442,30 +443,27 @@ typedef struct mass_job {
   const uint32_t *keys;
   float max, lo, scale;
   uint32_t min_key, bin;
+  uint16_t *bins; /* [n]: value bins, written by mass_hist_part */
   float *dx;    /* no team: gather straight into these (the caller's bx/bk) */
   uint32_t *dk;
   uint64_t tlo[MAX_PARTS], thi[MAX_PARTS];
   int64_t count[MAX_PARTS];
 } mass_job;
 
-/* The value-bin histogram of masses over [a, b), into the part's own arrays. */
+/* The value-bin histogram of masses over [a, b), into the part's own 128-bit sums (laid
+ * over mlo/mhi); the bins of the entries go to j->bins. */
 static void mass_hist_part(void *arg, int part, int64_t a, int64_t b) {
   mass_job *j = arg;
   const scratch *s = &j->ps[part];
-  memset(s->mlo, 0, (HBINS + 1) * 8);
-  memset(s->mhi, 0, (HBINS + 1) * 8);
-  memset(s->count, 0, (HBINS + 1) * 4);
+  u128 *acc = (u128 *)(void *)s->mlo;
+  memset(acc, 0, (HBINS + 1) * sizeof *acc);
   uint64_t tlo = 0, thi = 0;
   for (int64_t j0 = a; j0 < b; j0 += CHUNK) {
     size_t c = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK);
+    uint16_t *bins = j->bins + j0;
     j->pl->kern->masses(j->x + j0, j->keys + j0, c, j->max, j->min_key, j->lo, j->scale, s->mass,
-                        s->bins, &tlo, &thi);
-    for (size_t i = 0; i < c; i++) { /* bin HBINS collects the entries below min_key */
-      uint32_t d = s->bins[i];
-      s->count[d]++;
-      s->mlo[d] += s->mass[i] & 0xffffffffu;
-      s->mhi[d] += s->mass[i] >> 32;
-    }
+                        bins, &tlo, &thi);
+    for (size_t i = 0; i < c; i++) acc[bins[i]] += s->mass[i]; /* bin HBINS: below min_key */
   }
   j->tlo[part] = tlo;
   j->thi[part] = thi;
@@ -478,20 +476,14 @@ static void bin_gather_part(void *arg, int part, int64_t a, int64_t b) {
   float *ox = j->dx ? j->dx : s->sx;
   uint32_t *ok = j->dk ? j->dk : s->sk;
   int64_t c = 0;
-  uint64_t dl = 0, dh = 0;
-  for (int64_t j0 = a; j0 < b; j0 += CHUNK) {
-    size_t m = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK);
-    j->pl->kern->masses(j->x + j0, j->keys + j0, m, j->max, j->min_key, j->lo, j->scale, s->mass,
-                        s->bins, &dl, &dh);
-    for (size_t i = 0; i < m; i++)
-      if (s->bins[i] == j->bin) {
-        if (c < CAND_CAP) {
-          ox[c] = j->x[j0 + (int64_t)i];
-          ok[c] = j->keys[j0 + (int64_t)i];
-        }
-        c++;
+  for (int64_t i = a; i < b; i++)
+    if (j->bins[i] == j->bin) {
+      if (c < CAND_CAP) {
+        ox[c] = j->x[i];
+        ok[c] = j->keys[i];
       }
-  }
+      c++;
+    }
   j->count[part] = c;
 }
 
@@ -502,16 +494,13 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
   /* split over the team only for the whole row (ps[p].sx/sk are then free) */
   const team *t2 = x == s->row ? tm : NULL;
   mass_job mj = {.pl = pl, .ps = t2 ? t2->ps : s, .x = x, .keys = keys, .max = max, .lo = lo,
-                 .scale = scale, .min_key = min_key};
+                 .scale = scale, .min_key = min_key, .bins = s->rowbins};
   team_run(t2, n, mass_hist_part, &mj);
+  u128 *acc = (u128 *)(void *)s->mlo;
   uint64_t tlo = mj.tlo[0], thi = mj.thi[0];
   for (int p = 1; p < team_parts(t2); p++) {
-    const scratch *q = &t2->ps[p];
-    for (int d = 0; d <= HBINS; d++) {
-      s->count[d] += q->count[d];
-      s->mlo[d] += q->mlo[d];
-      s->mhi[d] += q->mhi[d];
-    }
+    const u128 *q = (const u128 *)(const void *)t2->ps[p].mlo;
+    for (int d = 0; d <= HBINS; d++) acc[d] += q[d];
     tlo += mj.tlo[p];
     thi += mj.thi[p];
   }
@@ -519,14 +508,11 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
   boundary b = {max_key, n_max - 1};
   if (Z <= target) return b; /* p == 0: only the last maximum stays */
   uint32_t d = 0;
-  for (;; d++) {
-    u128 m = ((u128)s->mhi[d] << 32) + s->mlo[d];
-    if (s->count[d] && below + m > target) break;
-    below += m;
+  for (;; d++) { /* a bin of mass 0 cannot be where the sum crosses the target */
+    if (acc[d] && below + acc[d] > target) break;
+    below += acc[d];
     if (d == HBINS - 1) return b; /* not reached for consistent sums */
   }
-  if (s->count[d] >= CAND_CAP || x == s->bx)
-    return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target);
   /* gather the bin's entries (in index order) and finish with key radix levels */
   mj.bin = d;
   if (!t2) {
@@ -537,12 +523,18 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
   int64_t c = mj.count[0];
   if (t2) {
     c = 0;
-    for (int p = 0; p < t2->parts; p++) {
-      memcpy(s->bx + c, t2->ps[p].sx, (size_t)mj.count[p] * 4);
-      memcpy(s->bk + c, t2->ps[p].sk, (size_t)mj.count[p] * 4);
-      c += mj.count[p];
+    for (int p = 0; p < t2->parts; p++) c += mj.count[p];
+    if (c < CAND_CAP) {
+      c = 0;
+      for (int p = 0; p < t2->parts; p++) {
+        memcpy(s->bx + c, t2->ps[p].sx, (size_t)mj.count[p] * 4);
+        memcpy(s->bk + c, t2->ps[p].sk, (size_t)mj.count[p] * 4);
+        c += mj.count[p];
+      }
     }
   }
+  if (c >= CAND_CAP) /* a crowded bin: key radix over the whole set */
+    return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target);
   uint32_t prefix = 0;
   for (int l = 0; l < 3; l++) {
     mass_pass(pl, s, s->bx, s->bk, c, max, min_key, l, prefix, NULL);
@@ -1078,6 +1070,7 @@ static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
   for (int64_t w = w0; w < w1; w++) {
     scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
     s.keys = (uint32_t *)(void *)(s.row + pl->V);
+    s.rowbins = (uint16_t *)(void *)(s.keys + pl->V);
     int64_t r0, r1;
     llmk__split(pl->B, pl->workers, (int)w, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -1115,6 +1108,7 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size, llmk_
           for (int w = 0; w < parts; w++) {
             ps[w] = scratch_at(ws + (size_t)w * pl->worker_bytes);
             ps[w].keys = (uint32_t *)(void *)(ps[w].row + pl->V);
+            ps[w].rowbins = (uint16_t *)(void *)(ps[w].keys + pl->V);
           }
           team tm = {ctx, parts, ps};
           for (int64_t r = 0; r < pl->B; r++) {
