@@ -29,8 +29,10 @@ static int cmp_pair(const void *a, const void *b) {
 }
 
 /* The reference on one f32 row: sort, top-k, softmax, cumsum, mask, scatter back. */
+/* margin: the smallest |c[j] - (1 - p)| over the row, in ulps of 1 - p (how close f32
+ * rounding came to deciding an entry) */
 static void reference_row(const float *row, int64_t V, int64_t k, bool has_p, float p, float *out,
-                          pair *s, float *q) {
+                          pair *s, float *q, double *margin) {
   for (int64_t j = 0; j < V; j++) s[j] = (pair){row[j], (int32_t)j};
   qsort(s, (size_t)V, sizeof *s, cmp_pair);
   if (k >= 1 && k <= V - 1) {
@@ -41,9 +43,12 @@ static void reference_row(const float *row, int64_t V, int64_t k, bool has_p, fl
   if (has_p) {
     float m = s[V - 1].v, sum = 0;
     for (int64_t j = 0; j < V; j++) sum += q[j] = expf(s[j].v - m);
-    double c = 0;
+    double c = 0, thr = 1.0f - p, ulp = nextafterf((float)thr, 2.0f) - (float)thr;
+    *margin = INFINITY;
     for (int64_t j = 0; j < V; j++) {
       c += q[j] / sum;
+      double gap = fabs(c - thr) / ulp;
+      if (gap < *margin) *margin = gap;
       if (c <= 1.0f - p && j != V - 1) s[j].v = -INFINITY;
     }
   }
@@ -61,6 +66,7 @@ typedef struct config {
 static void run(const config *c) {
   size_t n = (size_t)(c->B * c->V), esz = llmk_dtype_size(c->dtype);
   float *x = malloc(n * 4), *ref = malloc(n * 4);
+  double *margin = malloc((size_t)c->B * sizeof *margin);
   void *logits = malloc(n * esz), *out = malloc(n * esz), *copy = malloc(n * esz);
   uint64_t r = 12345;
   for (size_t i = 0; i < n; i++) { /* roughly normal logits, sd 2 */
@@ -104,7 +110,7 @@ static void run(const config *c) {
     float *q = malloc((size_t)c->V * 4);
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < c->B; b++)
-      reference_row(x + b * c->V, c->V, c->k, c->p >= 0, c->p, ref + b * c->V, s, q);
+      reference_row(x + b * c->V, c->V, c->k, c->p >= 0, c->p, ref + b * c->V, s, q, &margin[b]);
     free(s);
     free(q);
   }
@@ -113,8 +119,14 @@ static void run(const config *c) {
   llmk_apply_top_k_top_p(w, ws, plan, ctx);
   float *got = malloc(n * 4);
   llmk_convert(got, LLMK_F32, out, c->dtype, n);
-  size_t diff = 0;
-  for (size_t i = 0; i < n; i++) diff += (isinf(got[i]) && got[i] < 0) != (isinf(ref[i]) && ref[i] < 0);
+  size_t diff = 0, close = 0;
+  for (int64_t b = 0; b < c->B; b++) {
+    size_t d = 0;
+    for (int64_t j = b * c->V; j < (b + 1) * c->V; j++)
+      d += (isinf(got[j]) && got[j] < 0) != (isinf(ref[j]) && ref[j] < 0);
+    diff += d;
+    if (d && c->p >= 0 && margin[b] < 64) close += d; /* f32 rounding decides it */
+  }
   int reps = 15;
   double t[32], m[32];
   for (int i = 0; i < reps; i++) {
@@ -134,10 +146,13 @@ static void run(const config *c) {
   double op = bench_median(t, reps), pass = bench_median(m, reps);
   printf("  %-40s %9.3f ms  reference %9.1f ms  %7.1fx faster  %5.2fx one read+write pass%s\n",
          c->name, op * 1e3, t_ref * 1e3, t_ref / op, op / pass,
-         diff ? "  MASKS DIFFER FROM THE REFERENCE" : "");
-  if (diff) printf("    %zu entries differ\n", diff);
+         diff > close ? "  MASKS DIFFER FROM THE REFERENCE" : "");
+  if (diff)
+    printf("    %zu entries differ, %zu of them in rows whose cumulative sum comes within 64 ulp "
+           "of 1-p (decided by f32 rounding)\n", diff, close);
   fflush(stdout);
   llmk_plan_destroy(plan);
+  free(margin);
   free(x); free(ref); free(logits); free(out); free(copy); free(pv); free(kv); free(w); free(got);
 }
 
