@@ -373,21 +373,21 @@ static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x, cons
   if (total) *total = ((u128)thi << 32) + tlo;
 }
 
-/* The top-p boundary over (x, keys)[0..n) (entries with key >= min_key take part): the
- * key v and count c such that the entries below v and the c lowest-index entries equal
- * to v are exactly those with cumulative mass <= target, smallest first. After the
+/* The top-p boundary over (x, keys)[0..n) (entries with key >= min_key take part), `below`
+ * being the mass of the entries smaller than all of them: the key v and count c such that
+ * the entries below v and the c lowest-index entries equal to v are exactly those with
+ * cumulative mass <= target, smallest first. After the
  * first level, the candidates of the chosen bin are gathered when they fit, so the
  * later levels look at them only. */
 static boundary top_p_boundary(const tkp_plan *pl, const scratch *s, const float *x,
                                const uint32_t *keys, int64_t n, float max, uint32_t min_key,
-                               uint32_t max_key, int64_t n_max, u128 target) {
+                               uint32_t max_key, int64_t n_max, u128 target, u128 below) {
   uint32_t prefix = 0;
-  u128 below = 0;
   boundary b = {max_key, n_max - 1};
   for (int l = 0; l < 3; l++) {
     u128 total;
     mass_pass(pl, s, x, keys, n, max, min_key, l, prefix, l == 0 ? &total : NULL);
-    if (l == 0 && total <= target) return b; /* p == 0: only the last maximum stays */
+    if (l == 0 && below + total <= target) return b; /* p == 0: only the last maximum stays */
     uint32_t sh = (uint32_t)level_shift[l], dm = level_mask[l];
     uint32_t d = 0;
     for (;; d++) {
@@ -534,27 +534,9 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
     }
   }
   if (c >= CAND_CAP) /* a crowded bin: key radix over the whole set */
-    return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target);
-  uint32_t prefix = 0;
-  for (int l = 0; l < 3; l++) {
-    mass_pass(pl, s, s->bx, s->bk, c, max, min_key, l, prefix, NULL);
-    uint32_t sh = (uint32_t)level_shift[l], dm = level_mask[l], e = 0;
-    for (;; e++) {
-      u128 m = ((u128)s->mhi[e] << 32) + s->mlo[e];
-      if (s->count[e] && below + m > target) break;
-      below += m;
-      if (e == dm) return b; /* not reached */
-    }
-    prefix |= e << sh;
-    if (l == 2) {
-      u128 m = ((u128)s->mhi[e] << 32) + s->mlo[e], each = m / s->count[e];
-      int64_t masked = each == 0 ? s->count[e] : (int64_t)((target - below) / each);
-      if (masked > (int64_t)s->count[e]) masked = s->count[e];
-      b.key = prefix;
-      b.masked_in_group = prefix == max_key && masked > n_max - 1 ? n_max - 1 : masked;
-    }
-  }
-  return b;
+    return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target, 0);
+  /* the mass of the bins below is known: key radix levels over the bin's entries */
+  return top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target, below);
 }
 
 /* ---------------------------------------------------------------- one row */
