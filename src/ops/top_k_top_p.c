@@ -461,9 +461,10 @@ static void mass_hist_part(void *arg, int part, int64_t a, int64_t b) {
   for (int64_t j0 = a; j0 < b; j0 += CHUNK) {
     size_t c = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK);
     uint16_t *bins = j->bins + j0;
+    const uint64_t *mass = s->mass; /* locals: the stores to acc could alias the fields */
     j->pl->kern->masses(j->x + j0, j->keys + j0, c, j->max, j->min_key, j->lo, j->scale, s->mass,
                         bins, &tlo, &thi);
-    for (size_t i = 0; i < c; i++) acc[bins[i]] += s->mass[i]; /* bin HBINS: below min_key */
+    for (size_t i = 0; i < c; i++) acc[bins[i]] += mass[i]; /* bin HBINS: below min_key */
   }
   j->tlo[part] = tlo;
   j->thi[part] = thi;
@@ -475,15 +476,8 @@ static void bin_gather_part(void *arg, int part, int64_t a, int64_t b) {
   const scratch *s = &j->ps[part];
   float *ox = j->dx ? j->dx : s->sx;
   uint32_t *ok = j->dk ? j->dk : s->sk;
-  int64_t c = 0;
-  for (int64_t i = a; i < b; i++)
-    if (j->bins[i] == j->bin) {
-      if (c < CAND_CAP) {
-        ox[c] = j->x[i];
-        ok[c] = j->keys[i];
-      }
-      c++;
-    }
+  int64_t c = (int64_t)j->pl->kern->gather_bin(j->bins + a, j->x + a, j->keys + a, (size_t)(b - a),
+                                               (uint16_t)j->bin, ox, ok, CAND_CAP);
   j->count[part] = c;
 }
 

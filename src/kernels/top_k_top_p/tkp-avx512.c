@@ -110,6 +110,33 @@ static size_t gather_ge_avx512(const uint32_t *keys, size_t n, uint32_t t, uint3
   return c;
 }
 
+static size_t gather_bin_avx512(const uint16_t *bins, const float *x, const uint32_t *keys,
+                                size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
+  size_t c = 0, i = 0;
+  const __m512i vb = _mm512_set1_epi16((short)bin);
+  for (; i + 32 <= n; i += 32) {
+    uint32_t m = _mm512_cmpeq_epi16_mask(_mm512_loadu_si512(bins + i), vb);
+    while (m) { /* few hits: the chosen bin is small */
+      unsigned b = (unsigned)__builtin_ctz(m);
+      if (c < cap) {
+        ox[c] = x[i + b];
+        ok[c] = keys[i + b];
+      }
+      c++;
+      m &= m - 1;
+    }
+  }
+  for (; i < n; i++)
+    if (bins[i] == bin) {
+      if (c < cap) {
+        ox[c] = x[i];
+        ok[c] = keys[i];
+      }
+      c++;
+    }
+  return c;
+}
+
 static size_t select_avx512(const uint32_t *keys, size_t n, uint32_t t, const void *src,
                             void *dst, size_t esz, uint32_t neg_inf, bool in_place) {
   size_t kept = 0;
@@ -142,5 +169,6 @@ static size_t select_avx512(const uint32_t *keys, size_t n, uint32_t t, const vo
 const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
                                                     .keys = keys_avx512,
                                                     .gather_ge = gather_ge_avx512,
+                                                    .gather_bin = gather_bin_avx512,
                                                     .select = select_avx512,
                                                     .masses = masses_avx512};

@@ -37,6 +37,20 @@ static size_t gather_ge_scalar(const uint32_t *keys, size_t n, uint32_t t, uint3
   return c;
 }
 
+static size_t gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
+                                size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++)
+    if (bins[i] == bin) {
+      if (c < cap) {
+        ox[c] = x[i];
+        ok[c] = keys[i];
+      }
+      c++;
+    }
+  return c;
+}
+
 static size_t select_scalar(const uint32_t *keys, size_t n, uint32_t t, const void *src,
                             void *dst, size_t esz, uint32_t neg_inf, bool in_place) {
   size_t kept = 0;
@@ -65,5 +79,6 @@ static size_t select_scalar(const uint32_t *keys, size_t n, uint32_t t, const vo
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
                                                     .keys = keys_scalar,
                                                     .gather_ge = gather_ge_scalar,
+                                                    .gather_bin = gather_bin_scalar,
                                                     .select = select_scalar,
                                                     .masses = masses_scalar};

@@ -85,6 +85,9 @@ typedef struct llmk__tkp_kernels {
   uint32_t (*keys)(const float *x, size_t n, uint32_t *keys);
   /* number of keys >= t; the first ones (up to cap) are copied to out, in order */
   size_t (*gather_ge)(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out, size_t cap);
+  /* the entries with bins[i] == bin, in order, into (ox, ok) up to cap; returns how many */
+  size_t (*gather_bin)(const uint16_t *bins, const float *x, const uint32_t *keys, size_t n,
+                       uint16_t bin, float *ox, uint32_t *ok, size_t cap);
   /* dst[i] = keys[i] >= t ? src[i] : neg_inf, for elements of esz (2 or 4) bytes;
    * with in_place (dst == src) only the masked elements are written. Returns the number
    * kept. */
