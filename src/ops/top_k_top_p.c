@@ -14,6 +14,7 @@
 
 #include "core/internal.h"
 #include "kernels/convert/convert-elem.h"
+#include "dispatch/dispatch.h"
 #include "kernels/top_k_top_p/tkp.h"
 #include "llmk/top_k_top_p.h"
 
@@ -39,6 +40,7 @@ typedef struct tkp_plan {
   int workers;
   size_t worker_bytes;
   const llmk__tkp_kernels *kern;
+  const llmk__convert_kernels *cvt; /* widening of f16 / bf16 rows */
 } tkp_plan;
 
 static vec vec_of(const llmk_tensor *t) {
@@ -204,6 +206,9 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
   size_t esz = llmk_dtype_size(j->v->dtype), step = (size_t)j->v->s1 * esz;
   if (j->v->dtype == LLMK_F32 && j->v->s1 == 1)
     memcpy(j->row + a, base + (size_t)a * 4, (size_t)(b - a) * 4);
+  else if (j->v->s1 == 1) /* f16 / bf16: the SIMD widening of llmk_convert */
+    (j->v->dtype == LLMK_F16 ? j->pl->cvt->f16_to_f32 : j->pl->cvt->bf16_to_f32)(
+        j->row + a, base + (size_t)a * 2, (size_t)(b - a));
   else
     for (int64_t i = a; i < b; i++) j->row[i] = llmk__load_f32(base + (size_t)i * step, j->v->dtype);
   j->u32[part] = b > a ? j->pl->kern->keys(j->row + a, (size_t)(b - a), j->keys + a) : 0;
@@ -942,6 +947,7 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   pl.workers = (int)(w < 1 ? 1 : w);
   pl.worker_bytes = worker_bytes(V);
   pl.kern = llmk__tkp_kernels_for(llmk_get_isa());
+  pl.cvt = llmk__convert_kernels_for(llmk_get_isa());
   size_t ws = B * V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
   llmk_plan *out_plan;
   TRY(llmk__plan_create(op, LLMK__OP_TOP_K_TOP_P, sizeof pl, ws, &out_plan));
