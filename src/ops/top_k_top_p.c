@@ -204,8 +204,9 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
   const char *base = elem(j->v, j->r, 0);
   size_t esz = llmk_dtype_size(j->v->dtype), step = (size_t)j->v->s1 * esz;
-  if (j->v->dtype == LLMK_F32 && j->v->s1 == 1)
-    memcpy(j->row + a, base + (size_t)a * 4, (size_t)(b - a) * 4);
+  if (j->v->dtype == LLMK_F32 && j->v->s1 == 1) {
+    if ((const char *)j->row != base) memcpy(j->row + a, base + (size_t)a * 4, (size_t)(b - a) * 4);
+  }
   else if (j->v->s1 == 1) /* f16 / bf16: the SIMD widening of llmk_convert */
     (j->v->dtype == LLMK_F16 ? j->pl->cvt->f16_to_f32 : j->pl->cvt->bf16_to_f32)(
         j->row + a, base + (size_t)a * 2, (size_t)(b - a));
@@ -565,7 +566,6 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int
                        uint32_t max_key, bool has_k, int64_t k, bool has_p, float p,
                        bool has_minp, float min_p, row_result *r) {
   bool topk = has_k && k >= 1 && k <= V - 1;
-  int64_t n_max = team_count_eq(pl, tm, s, max_key);
   memset(r, 0, sizeof *r);
   r->max = llmk__value_of_key(max_key);
   uint32_t t = 0;
@@ -612,6 +612,12 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int
           n = c;
         }
       }
+      /* how many entries equal the largest (the last of them always stays): they are all
+       * among the survivors, so count there */
+      int64_t n_max = 0;
+      if (x == s->row) n_max = team_count_eq(pl, tm, s, max_key);
+      else
+        for (int64_t i = 0; i < n; i++) n_max += keys[i] == max_key;
       r->pb = top_p_search(pl, tm, s, x, keys, n, r->max, min_key, max_key, n_max, thr);
     }
   }
@@ -693,8 +699,11 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
   j->kept[part] = kept;
 }
 
-static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s, int64_t r) {
+static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, int64_t r) {
   int64_t V = pl->V;
+  scratch local = *s0, *s = &local;
+  if (pl->logits.dtype == LLMK_F32 && pl->logits.s1 == 1) /* read the row where it is */
+    local.row = (float *)(void *)elem(&pl->logits, r, 0);
   uint32_t max_key = team_load(pl, tm, s, &pl->logits, r);
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
   row_result rr;
