@@ -539,6 +539,63 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
   return top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target, below);
 }
 
+typedef struct above_job {
+  const tkp_plan *pl;
+  const scratch *s;
+  float max;
+  uint32_t min_key, tau;
+  uint64_t out[MAX_PARTS][6];
+} above_job;
+
+static void above_part(void *arg, int part, int64_t a, int64_t b) {
+  above_job *j = arg;
+  memset(j->out[part], 0, sizeof j->out[part]);
+  j->pl->kern->mass_above(j->s->row + a, j->s->keys + a, (size_t)(b - a), j->max, j->min_key,
+                          j->tau, j->out[part]);
+}
+
+/* Top-p over a whole row from the top: a threshold tau from a sample of the row (where
+ * the sample's cumulative mass, smallest first, reaches half of 1 - p), then one vector
+ * pass for the exact total mass and the mass and count at or above tau. When the mass
+ * below tau is at most the target and few enough entries lie above it, those entries are
+ * gathered and the exact boundary found among them. Returns false, having decided
+ * nothing, when the sample was unlucky. */
+static bool top_p_by_pivot(const tkp_plan *pl, const team *tm, const scratch *s, int64_t V,
+                           float max, uint32_t min_key, uint32_t max_key, float thr,
+                           boundary *out) {
+  int64_t step = V / 2048 > 64 ? V / 2048 : 64, ns = 0;
+  if (V / step < 64) return false;
+  for (int64_t j = 0; j < V; j += step, ns++) {
+    s->sx[ns] = s->row[j];
+    s->sk[ns] = s->keys[j];
+  }
+  u128 zs;
+  mass_pass(pl, s, s->sx, s->sk, ns, max, min_key, 0, 0, &zs);
+  boundary bs = top_p_boundary(pl, s, s->sx, s->sk, ns, max, min_key, max_key, ns,
+                               scaled_target(0.5f * thr, zs), 0);
+  uint32_t tau = bs.key > min_key ? bs.key : min_key;
+  int64_t sampled_above = 0; /* a flat distribution keeps too many entries: give up early */
+  for (int64_t i = 0; i < ns; i++) sampled_above += s->sk[i] >= tau;
+  if (sampled_above * step > CAND_CAP / 2) return false;
+  above_job aj = {.pl = pl, .s = s, .max = max, .min_key = min_key, .tau = tau};
+  team_run(tm, V, above_part, &aj);
+  uint64_t t[6] = {0};
+  for (int p = 0; p < team_parts(tm); p++)
+    for (int i = 0; i < 5; i++) t[i] += aj.out[p][i];
+  u128 Z = ((u128)t[1] << 32) + t[0], above = ((u128)t[3] << 32) + t[2];
+  u128 target = scaled_target(thr, Z), below = Z - above;
+  if (below > target || t[4] >= CAND_CAP - 1) return false;
+  int64_t c = team_gather_ge(pl, tm, s, tau, s->ckey, CAND_CAP - 1, 0);
+  int64_t n_max = 0;
+  for (int64_t i = 0; i < c; i++) {
+    s->bk[i] = s->ckey[i];
+    s->bx[i] = llmk__value_of_key(s->ckey[i]);
+    n_max += s->ckey[i] == max_key;
+  }
+  *out = top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target, below);
+  return true;
+}
+
 /* ---------------------------------------------------------------- one row */
 
 typedef struct row_result {
@@ -614,11 +671,13 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int
       }
       /* how many entries equal the largest (the last of them always stays): they are all
        * among the survivors, so count there */
-      int64_t n_max = 0;
-      if (x == s->row) n_max = team_count_eq(pl, tm, s, max_key);
-      else
-        for (int64_t i = 0; i < n; i++) n_max += keys[i] == max_key;
-      r->pb = top_p_search(pl, tm, s, x, keys, n, r->max, min_key, max_key, n_max, thr);
+      if (x != s->row || !top_p_by_pivot(pl, tm, s, V, r->max, min_key, max_key, thr, &r->pb)) {
+        int64_t n_max = 0;
+        if (x == s->row) n_max = team_count_eq(pl, tm, s, max_key);
+        else
+          for (int64_t i = 0; i < n; i++) n_max += keys[i] == max_key;
+        r->pb = top_p_search(pl, tm, s, x, keys, n, r->max, min_key, max_key, n_max, thr);
+      }
     }
   }
   if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;

@@ -110,6 +110,35 @@ static size_t gather_ge_avx512(const uint32_t *keys, size_t n, uint32_t t, uint3
   return c;
 }
 
+static void mass_above_avx512(const float *x, const uint32_t *keys, size_t n, float max,
+                              uint32_t min_key, uint32_t tau, uint64_t *out) {
+  __m512i tlo = _mm512_setzero_si512(), thi = _mm512_setzero_si512();
+  __m512i alo = _mm512_setzero_si512(), ahi = _mm512_setzero_si512();
+  const __m512i low32 = _mm512_set1_epi64(0xffffffff);
+  uint64_t count = 0;
+  for (size_t i = 0; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    __m512i k = _mm512_maskz_loadu_epi32(m, keys + i);
+    __mmask16 live = m & _mm512_cmpge_epu32_mask(k, _mm512_set1_epi32((int)min_key));
+    __mmask16 up = live & _mm512_cmpge_epu32_mask(k, _mm512_set1_epi32((int)tau));
+    __m512 e = exp_nonpos16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(max)));
+    e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
+    __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
+    __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+    tlo = _mm512_add_epi64(tlo, _mm512_add_epi64(_mm512_and_si512(m0, low32), _mm512_and_si512(m1, low32)));
+    thi = _mm512_add_epi64(thi, _mm512_add_epi64(_mm512_srli_epi64(m0, 32), _mm512_srli_epi64(m1, 32)));
+    __m512i u0 = _mm512_maskz_mov_epi64((__mmask8)up, m0), u1 = _mm512_maskz_mov_epi64((__mmask8)(up >> 8), m1);
+    alo = _mm512_add_epi64(alo, _mm512_add_epi64(_mm512_and_si512(u0, low32), _mm512_and_si512(u1, low32)));
+    ahi = _mm512_add_epi64(ahi, _mm512_add_epi64(_mm512_srli_epi64(u0, 32), _mm512_srli_epi64(u1, 32)));
+    count += (uint64_t)__builtin_popcount(up);
+  }
+  out[0] += (uint64_t)_mm512_reduce_add_epi64(tlo);
+  out[1] += (uint64_t)_mm512_reduce_add_epi64(thi);
+  out[2] += (uint64_t)_mm512_reduce_add_epi64(alo);
+  out[3] += (uint64_t)_mm512_reduce_add_epi64(ahi);
+  out[4] += count;
+}
+
 static size_t gather_bin_avx512(const uint16_t *bins, const float *x, const uint32_t *keys,
                                 size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
   size_t c = 0, i = 0;
@@ -170,5 +199,6 @@ const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
                                                     .keys = keys_avx512,
                                                     .gather_ge = gather_ge_avx512,
                                                     .gather_bin = gather_bin_avx512,
+                                                    .mass_above = mass_above_avx512,
                                                     .select = select_avx512,
                                                     .masses = masses_avx512};

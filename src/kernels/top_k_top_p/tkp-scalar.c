@@ -37,6 +37,21 @@ static size_t gather_ge_scalar(const uint32_t *keys, size_t n, uint32_t t, uint3
   return c;
 }
 
+static void mass_above_scalar(const float *x, const uint32_t *keys, size_t n, float max,
+                              uint32_t min_key, uint32_t tau, uint64_t *out) {
+  for (size_t i = 0; i < n; i++) {
+    if (keys[i] < min_key) continue;
+    uint64_t m = llmk__mass_of(llmk__exp_nonpos(x[i] - max));
+    out[0] += m & 0xffffffffu;
+    out[1] += m >> 32;
+    if (keys[i] >= tau) {
+      out[2] += m & 0xffffffffu;
+      out[3] += m >> 32;
+      out[4]++;
+    }
+  }
+}
+
 static size_t gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                 size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
   size_t c = 0;
@@ -80,5 +95,6 @@ const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
                                                     .keys = keys_scalar,
                                                     .gather_ge = gather_ge_scalar,
                                                     .gather_bin = gather_bin_scalar,
+                                                    .mass_above = mass_above_scalar,
                                                     .select = select_scalar,
                                                     .masses = masses_scalar};

@@ -85,6 +85,11 @@ typedef struct llmk__tkp_kernels {
   uint32_t (*keys)(const float *x, size_t n, uint32_t *keys);
   /* number of keys >= t; the first ones (up to cap) are copied to out, in order */
   size_t (*gather_ge)(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out, size_t cap);
+  /* For entries with key >= min_key: their total mass, and the mass and number of those
+   * with key >= tau (sums as in masses(): low and high 32-bit halves; out[0..5] =
+   * total lo, total hi, above lo, above hi, above count, unused) added to out. */
+  void (*mass_above)(const float *x, const uint32_t *keys, size_t n, float max, uint32_t min_key,
+                     uint32_t tau, uint64_t *out);
   /* the entries with bins[i] == bin, in order, into (ox, ok) up to cap; returns how many */
   size_t (*gather_bin)(const uint16_t *bins, const float *x, const uint32_t *keys, size_t n,
                        uint16_t bin, float *ox, uint32_t *ok, size_t cap);
