@@ -695,15 +695,13 @@ static inline bool keep_entry(const row_result *r, float x, uint32_t key, int64_
   return true;
 }
 
-/* Widens row r of v into s->row (y = x / temperature when temperature > 0). */
-static void load_row(const vec *v, int64_t r, int64_t V, float *row, float inv_t, bool scale) {
+/* Widens row r of v into row[0..V). */
+static void load_row(const vec *v, int64_t r, int64_t V, float *row) {
   const char *base = elem(v, r, 0);
   size_t esz = llmk_dtype_size(v->dtype), step = (size_t)v->s1 * esz;
   if (v->dtype == LLMK_F32 && v->s1 == 1) memcpy(row, base, (size_t)V * 4);
   else
     for (int64_t j = 0; j < V; j++) row[j] = llmk__load_f32(base + (size_t)j * step, v->dtype);
-  (void)inv_t;
-  (void)scale;
 }
 
 static const uint16_t neg_inf16[2] = {0xfc00, 0xff80}; /* f16, bf16 */
@@ -878,7 +876,7 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
 
 static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   int64_t V = pl->V;
-  load_row(&pl->sv, r, V, s->row, 1.0f, false);
+  load_row(&pl->sv, r, V, s->row);
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL;
   int64_t k = has_k ? get_i(&pl->k, r) : 0, first = 0; /* sorted positions < first: masked */
   if (has_k && k >= 1 && k <= V - 1) {
