@@ -9,5 +9,6 @@
 #include "llmk/advance_step.h"
 #include "llmk/kv_cache.h"
 #include "llmk/top_k_top_p.h"
+#include "llmk/causal_conv1d.h"
 
 #endif

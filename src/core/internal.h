@@ -54,6 +54,7 @@ typedef enum llmk__op {
   LLMK__OP_SCATTER_KV = 2,
   LLMK__OP_GATHER_KV = 3,
   LLMK__OP_TOP_K_TOP_P = 4,
+  LLMK__OP_CAUSAL_CONV1D = 5,
 } llmk__op;
 
 /* Allocates a live plan with `payload_size` bytes of zeroed, max-aligned payload. */

@@ -1,5 +1,6 @@
 /* The ordered kernel lists: highest ISA first, scalar last. */
 #include "dispatch/dispatch.h"
+#include "kernels/causal_conv1d/conv1d.h"
 #include "kernels/kv_cache/kv_cache.h"
 #include "kernels/top_k_top_p/tkp.h"
 
@@ -41,4 +42,14 @@ const llmk__tkp_kernels *llmk__tkp_kernels_for(llmk_isa isa) {
 #endif
   (void)isa;
   return &llmk__tkp_kernels_scalar;
+}
+
+/* The conv's AVX2 kernel also serves AVX-512 machines: it is bound by the bf16/f16
+ * rounding and the memory, and an AVX-512 variant has not been measured yet. */
+const llmk__conv1d_kernels *llmk__conv1d_kernels_for(llmk_isa isa) {
+#if defined(LLMK_HAVE_AVX2)
+  if (isa >= LLMK_ISA_AVX2) return &llmk__conv1d_kernels_avx2;
+#endif
+  (void)isa;
+  return &llmk__conv1d_kernels_scalar;
 }

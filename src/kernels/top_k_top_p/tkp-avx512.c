@@ -1,31 +1,8 @@
 /* AVX-512 masses: the scalar exp_nonpos and mass_of, operation for operation. */
 #include <immintrin.h>
 
+#include "kernels/common/exp-avx512.h"
 #include "kernels/top_k_top_p/tkp.h"
-
-static inline __m512 exp_nonpos16(__m512 x) {
-  __mmask16 valid = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_GE_OQ);
-  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(LLMK__EXP_LOG2E));
-  __m512 n = _mm512_sub_ps(_mm512_add_ps(t, _mm512_set1_ps(LLMK__EXP_MAGIC)),
-                           _mm512_set1_ps(LLMK__EXP_MAGIC));
-  __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(LLMK__EXP_C1)));
-  r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(LLMK__EXP_C2)));
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(5.0000001201e-1f));
-  __m512 z = _mm512_mul_ps(r, r);
-  p = _mm512_add_ps(_mm512_mul_ps(p, z), r);
-  p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-  __m512i ni = _mm512_cvttps_epi32(_mm512_maskz_mov_ps(valid, n));
-  __m512i n1 = _mm512_max_epi32(ni, _mm512_set1_epi32(-100));
-  __m512i n2 = _mm512_sub_epi32(ni, n1);
-  __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, _mm512_set1_epi32(127)), 23));
-  __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, _mm512_set1_epi32(127)), 23));
-  return _mm512_maskz_mov_ps(valid, _mm512_mul_ps(_mm512_mul_ps(p, s1), s2));
-}
 
 static inline __m512i keys16(__m512 x) __attribute__((unused));
 static inline __m512i keys16(__m512 x) {
@@ -51,7 +28,7 @@ static void masses_avx512(const float *x, const uint32_t *keys, size_t n, float 
     __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     __mmask16 live = m & _mm512_cmpge_epu32_mask(_mm512_maskz_loadu_epi32(m, keys + i),
                                                  _mm512_set1_epi32((int)min_key));
-    __m512 e = exp_nonpos16(_mm512_sub_ps(v, _mm512_set1_ps(max)));
+    __m512 e = llmk__avx512_exp_nonpos(_mm512_sub_ps(v, _mm512_set1_ps(max)));
     e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
     __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
     __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
@@ -121,7 +98,7 @@ static void mass_above_avx512(const float *x, const uint32_t *keys, size_t n, fl
     __m512i k = _mm512_maskz_loadu_epi32(m, keys + i);
     __mmask16 live = m & _mm512_cmpge_epu32_mask(k, _mm512_set1_epi32((int)min_key));
     __mmask16 up = live & _mm512_cmpge_epu32_mask(k, _mm512_set1_epi32((int)tau));
-    __m512 e = exp_nonpos16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(max)));
+    __m512 e = llmk__avx512_exp_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(max)));
     e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
     __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
     __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));

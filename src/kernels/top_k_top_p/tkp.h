@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/common/exp.h"
 #include "llmk/types.h"
 
 /* Order-preserving key of an f32 value: unsigned order of keys = order of values, with
@@ -32,38 +33,6 @@ static inline float llmk__value_of_key(uint32_t key) {
   float x;
   memcpy(&x, &u, 4);
   return x;
-}
-
-/* exp(x) in f32 for x <= 0, the same bits on every ISA: the SIMD kernels do the very
- * same operations in the same order (no FMA contraction, C11 mode). 0 below -104. */
-#define LLMK__EXP_LOG2E 1.44269504088896341f
-#define LLMK__EXP_C1 0.693359375f
-#define LLMK__EXP_C2 -2.12194440e-4f
-#define LLMK__EXP_MAGIC 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
-
-static inline float llmk__exp_nonpos(float x) {
-  if (!(x >= -104.0f)) return 0.0f; /* -inf and anything that underflows */
-  float t = x * LLMK__EXP_LOG2E;
-  float n = (t + LLMK__EXP_MAGIC) - LLMK__EXP_MAGIC;
-  float r = x - n * LLMK__EXP_C1;
-  r = r - n * LLMK__EXP_C2;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float z = r * r;
-  p = p * z + r;
-  p = p + 1.0f;
-  int32_t ni = (int32_t)n; /* in [-150, 0] */
-  /* p * 2^n in two steps so that subnormal results round once, at the end */
-  int32_t n1 = ni < -100 ? -100 : ni, n2 = ni - n1;
-  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
-  float s1, s2;
-  memcpy(&s1, &b1, 4);
-  memcpy(&s2, &b2, 4);
-  return (p * s1) * s2;
 }
 
 /* Probability mass in 1/2^63 units: e in [0, 1] -> [0, 2^63]; sums in 128 bits are

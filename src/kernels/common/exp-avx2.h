@@ -1,0 +1,44 @@
+/* AVX2 llmk__exp_nonpos and llmk__silu (8 lanes), operation for operation. Include only
+ * from TUs built with the AVX2 flags. */
+#ifndef LLMK_KERNELS_EXP_AVX2_H
+#define LLMK_KERNELS_EXP_AVX2_H
+
+#include <immintrin.h>
+
+#include "kernels/common/exp.h"
+
+static inline __m256 llmk__avx2_exp_nonpos(__m256 x) {
+  __m256 valid = _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_GE_OQ);
+  __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(LLMK__EXP_LOG2E));
+  __m256 n = _mm256_sub_ps(_mm256_add_ps(t, _mm256_set1_ps(LLMK__EXP_MAGIC)),
+                           _mm256_set1_ps(LLMK__EXP_MAGIC));
+  __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(LLMK__EXP_C1)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(LLMK__EXP_C2)));
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
+  __m256 z = _mm256_mul_ps(r, r);
+  p = _mm256_add_ps(_mm256_mul_ps(p, z), r);
+  p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+  __m256i ni = _mm256_cvttps_epi32(_mm256_and_ps(valid, n));
+  __m256i n1 = _mm256_max_epi32(ni, _mm256_set1_epi32(-100));
+  __m256i n2 = _mm256_sub_epi32(ni, n1);
+  __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+  __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+  return _mm256_and_ps(valid, _mm256_mul_ps(_mm256_mul_ps(p, s1), s2));
+}
+
+static inline __m256 llmk__avx2_silu(__m256 y) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 t = llmk__avx2_exp_nonpos(_mm256_or_ps(_mm256_andnot_ps(sign, y), sign));
+  __m256 neg = _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_NGE_UQ);
+  __m256 num = _mm256_blendv_ps(y, _mm256_mul_ps(y, t), neg);
+  __m256 r = _mm256_div_ps(num, _mm256_add_ps(_mm256_set1_ps(1.0f), t));
+  __m256 ninf = _mm256_cmp_ps(y, _mm256_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
+  return _mm256_blendv_ps(r, sign, ninf);
+}
+
+#endif

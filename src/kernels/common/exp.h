@@ -1,0 +1,49 @@
+/* exp(x) for x <= 0 with the same bits on every ISA (exp-avx2.h / exp-avx512.h repeat
+ * it operation for operation). Used by top-k/top-p (softmax) and the conv (SiLU). */
+#ifndef LLMK_KERNELS_EXP_H
+#define LLMK_KERNELS_EXP_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* exp(x) in f32 for x <= 0, the same bits on every ISA: the SIMD kernels do the very
+ * same operations in the same order (no FMA contraction, C11 mode). 0 below -104. */
+#define LLMK__EXP_LOG2E 1.44269504088896341f
+#define LLMK__EXP_C1 0.693359375f
+#define LLMK__EXP_C2 -2.12194440e-4f
+#define LLMK__EXP_MAGIC 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+
+static inline float llmk__exp_nonpos(float x) {
+  if (!(x >= -104.0f)) return 0.0f; /* -inf and anything that underflows */
+  float t = x * LLMK__EXP_LOG2E;
+  float n = (t + LLMK__EXP_MAGIC) - LLMK__EXP_MAGIC;
+  float r = x - n * LLMK__EXP_C1;
+  r = r - n * LLMK__EXP_C2;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float z = r * r;
+  p = p * z + r;
+  p = p + 1.0f;
+  int32_t ni = (int32_t)n; /* in [-150, 0] */
+  /* p * 2^n in two steps so that subnormal results round once, at the end */
+  int32_t n1 = ni < -100 ? -100 : ni, n2 = ni - n1;
+  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, 4);
+  memcpy(&s2, &b2, 4);
+  return (p * s1) * s2;
+}
+
+/* SiLU y / (1 + exp(-y)) through exp of a non-positive argument:
+ * t = exp(-|y|); y >= 0: y / (1 + t); y < 0: y * t / (1 + t); -inf -> -0. */
+static inline float llmk__silu(float y) {
+  float t = llmk__exp_nonpos(-__builtin_fabsf(y));
+  if (y == -__builtin_inff()) return -0.0f;
+  return (y >= 0.0f ? y : y * t) / (1.0f + t);
+}
+
+#endif
