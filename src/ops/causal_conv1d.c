@@ -520,13 +520,12 @@ static inline char *lrow(const conv_plan *p, int64_t line, int64_t r, int64_t d0
   return p->cs + (size_t)(line * p->cs0 + r * p->cs1 + d0) * p->esz;
 }
 
-static void run_item(const conv_job *j, int64_t b, int64_t blk, char *scratch) {
+/* Channels [d0, d0+n) of sequence b, steps 2-9. */
+static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0, size_t n,
+                     char *scratch) {
   const conv_plan *p = j->p;
-  const seq_info *s = &j->si[b];
-  if (s->skip) return;
   const int K = p->K;
-  const int64_t d0 = blk * j->wblk, C = p->C;
-  const size_t n = (size_t)(p->dim - d0 < j->wblk ? p->dim - d0 : j->wblk);
+  const int64_t C = p->C;
   const size_t rb = n * p->esz;
   char *snap = scratch;
   /* 1. the conv's history rows xp[0, K-1) = padded[offset, offset+K-1), set aside */
@@ -574,6 +573,20 @@ static void run_item(const conv_job *j, int64_t b, int64_t blk, char *scratch) {
                         .n = n,
                         .wbuf = (float *)(void *)(scratch + align64((size_t)(K - 1) * rb))};
   p->kern->seq(&q);
+}
+
+/* Short chunks go in slices of DECODE_SLICE channels, so that the rows set aside and
+ * those the state copies read are still in L1 when the conv reads them; long ones in
+ * whole item rows, which keeps each token row's reads contiguous. */
+#define DECODE_SLICE 512
+
+static void run_item(const conv_job *j, int64_t b, int64_t blk, char *scratch) {
+  const seq_info *s = &j->si[b];
+  if (s->skip) return;
+  const int64_t d0 = blk * j->wblk, n = j->p->dim - d0 < j->wblk ? j->p->dim - d0 : j->wblk;
+  const int64_t slice = s->L <= LLMK__CONV_TILE ? DECODE_SLICE : n;
+  for (int64_t c = 0; c < n; c += slice)
+    run_cols(j, s, b, d0 + c, (size_t)(n - c < slice ? n - c : slice), scratch);
 }
 
 /* First item whose cumulative cost start is >= t (items: sequence-major, nblk each). */

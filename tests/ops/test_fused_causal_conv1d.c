@@ -363,6 +363,7 @@ static llmk_status call_p1(const call_args *a, size_t *ws, llmk_plan **plan) {
  * asks for none); the guards must be intact after the run. */
 static unsigned g_ws_shift;
 static long g_ws_guard_fail;
+static const char *g_label = "";
 
 static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
   if (ws == 0) return llmk_fused_causal_conv1d(NULL, 0, plan, ctx);
@@ -371,8 +372,8 @@ static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
   memset(b.data, 0x5a, ws + shift);
   llmk_status st = llmk_fused_causal_conv1d((char *)b.data + shift, ws, plan, ctx);
   int ok = tu_buf_check(&b);
-  TU_CHECK(ok, "workspace of %zu bytes at offset %zu: bytes after its end (or before its "
-           "start) overwritten", ws, shift);
+  TU_CHECK(ok, "%s: workspace of %zu bytes at offset %zu: bytes after its end (or before "
+           "its start) overwritten", g_label, ws, shift);
   if (!ok) g_ws_guard_fail++;
   tu_buf_free(&b);
   return st;
@@ -581,7 +582,9 @@ static void run_case(const cc_case *c, uint64_t seed, const char *label, expect_
       }
       TU_CHECK(buf_same(&S, &P, B_X) && buf_same(&S, &P, B_CS), "%s: phase 1 wrote data", l);
       reset_error();
+      g_label = l;
       st = run_plan(plan, ws, g_ctx[t]);
+      g_label = "";
       g_runs++;
       TU_CHECK(st == expect, "%s: status %d, expected %d (%s)", l, (int)st, (int)expect,
                st ? llmk_last_error() : "");
@@ -1949,6 +1952,7 @@ int main(void) {
          "without residual in output ulps: f32 %.2f, f16 %.2f, bf16 %.2f; max |diff| / "
          "tolerance %.3f\n",
          g_silu_checked, g_silu_elems, g_max_dev[0], g_max_dev[1], g_max_dev[2], g_max_ratio);
+  printf("workspace guard failures: %ld\n", g_ws_guard_fail);
   printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n", t3 - t0,
          t1 - t0, t2 - t1, t3 - t2);
   llmk_context_destroy(g_ctx[1]);
