@@ -40,6 +40,9 @@ const llmk__tkp_kernels *llmk__tkp_kernels_for(llmk_isa isa) {
 #if defined(LLMK_HAVE_AVX512)
   if (isa >= LLMK_ISA_AVX512) return &llmk__tkp_kernels_avx512;
 #endif
+#if defined(LLMK_HAVE_AVX2)
+  if (isa >= LLMK_ISA_AVX2) return &llmk__tkp_kernels_avx2;
+#endif
   (void)isa;
   return &llmk__tkp_kernels_scalar;
 }

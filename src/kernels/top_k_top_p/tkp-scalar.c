@@ -1,6 +1,6 @@
 #include "kernels/top_k_top_p/tkp.h"
 
-static void masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
+void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
                           uint32_t min_key, float lo, float scale, uint64_t *mass,
                           uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi) {
   uint64_t tl = 0, th = 0;
@@ -37,7 +37,7 @@ static size_t gather_ge_scalar(const uint32_t *keys, size_t n, uint32_t t, uint3
   return c;
 }
 
-static void mass_above_scalar(const float *x, const uint32_t *keys, size_t n, float max,
+void llmk__tkp_mass_above_scalar(const float *x, const uint32_t *keys, size_t n, float max,
                               uint32_t min_key, uint32_t tau, uint64_t *out) {
   for (size_t i = 0; i < n; i++) {
     if (keys[i] < min_key) continue;
@@ -52,7 +52,7 @@ static void mass_above_scalar(const float *x, const uint32_t *keys, size_t n, fl
   }
 }
 
-static size_t gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
+size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                 size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
   size_t c = 0;
   for (size_t i = 0; i < n; i++)
@@ -94,7 +94,7 @@ static size_t select_scalar(const uint32_t *keys, size_t n, uint32_t t, const vo
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
                                                     .keys = keys_scalar,
                                                     .gather_ge = gather_ge_scalar,
-                                                    .gather_bin = gather_bin_scalar,
-                                                    .mass_above = mass_above_scalar,
+                                                    .gather_bin = llmk__tkp_gather_bin_scalar,
+                                                    .mass_above = llmk__tkp_mass_above_scalar,
                                                     .select = select_scalar,
-                                                    .masses = masses_scalar};
+                                                    .masses = llmk__tkp_masses_scalar};

@@ -79,6 +79,17 @@ typedef struct llmk__tkp_kernels {
 } llmk__tkp_kernels;
 
 extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
+#if defined(LLMK_HAVE_AVX2)
+extern const llmk__tkp_kernels llmk__tkp_kernels_avx2;
+#endif
+/* the scalar mass kernels, shared with the AVX2 table */
+void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
+                             uint32_t min_key, float lo, float scale, uint64_t *mass,
+                             uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi);
+void llmk__tkp_mass_above_scalar(const float *x, const uint32_t *keys, size_t n, float max,
+                                 uint32_t min_key, uint32_t tau, uint64_t *out);
+size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
+                                   size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
 #if defined(LLMK_HAVE_AVX512)
 extern const llmk__tkp_kernels llmk__tkp_kernels_avx512;
 #endif

@@ -1,0 +1,227 @@
+/* AVX2 kernels, bit-identical to the scalar ones; gather_bin (few hits) stays scalar. */
+#include <immintrin.h>
+
+#include "kernels/common/exp-avx2.h"
+#include "kernels/top_k_top_p/tkp.h"
+
+static inline __m256i keys8(__m256i u) {
+  const __m256i sign = _mm256_set1_epi32((int)0x80000000u);
+  __m256i mag = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+  __m256i nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000));
+  __m256i nzero = _mm256_cmpeq_epi32(u, sign);
+  __m256i neg = _mm256_andnot_si256(nzero, _mm256_cmpgt_epi32(_mm256_setzero_si256(), u));
+  __m256i pos = _mm256_or_si256(_mm256_andnot_si256(nzero, u), sign);
+  __m256i key = _mm256_blendv_epi8(pos, _mm256_xor_si256(u, _mm256_set1_epi32(-1)), neg);
+  return _mm256_or_si256(key, nan);
+}
+
+static uint32_t keys_avx2(const float *x, size_t n, uint32_t *keys) {
+  __m256i vmax = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i k = keys8(_mm256_loadu_si256((const void *)(x + i)));
+    _mm256_storeu_si256((void *)(keys + i), k);
+    vmax = _mm256_max_epu32(vmax, k);
+  }
+  uint32_t lanes[8], max = 0;
+  _mm256_storeu_si256((void *)lanes, vmax);
+  for (int l = 0; l < 8; l++) max = lanes[l] > max ? lanes[l] : max;
+  for (; i < n; i++) {
+    keys[i] = llmk__key_of(x[i]);
+    max = keys[i] > max ? keys[i] : max;
+  }
+  return max;
+}
+
+/* lanes with key >= t (unsigned), as a bit mask */
+static inline unsigned ge8(__m256i k, __m256i vt) {
+  return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(k, vt), k)));
+}
+
+static size_t gather_ge_avx2(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out,
+                             size_t cap) {
+  const __m256i vt = _mm256_set1_epi32((int)t);
+  size_t c = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    unsigned m = ge8(_mm256_loadu_si256((const void *)(keys + i)), vt);
+    if (!m) continue;
+    for (; m; m &= m - 1) {
+      if (c < cap) out[c] = keys[i + (unsigned)__builtin_ctz(m)];
+      c++;
+    }
+  }
+  for (; i < n; i++)
+    if (keys[i] >= t) {
+      if (c < cap) out[c] = keys[i];
+      c++;
+    }
+  return c;
+}
+
+static size_t select_avx2(const uint32_t *keys, size_t n, uint32_t t, const void *src, void *dst,
+                          size_t esz, uint32_t neg_inf, bool in_place) {
+  const __m256i vt = _mm256_set1_epi32((int)t);
+  size_t kept = 0, i = 0;
+  if (esz == 4) {
+    const uint32_t *s = src;
+    uint32_t *d = dst;
+    const __m256i ninf = _mm256_set1_epi32((int)neg_inf);
+    for (; i + 8 <= n; i += 8) {
+      __m256i k = _mm256_loadu_si256((const void *)(keys + i));
+      __m256i keep = _mm256_cmpeq_epi32(_mm256_max_epu32(k, vt), k);
+      unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(keep));
+      kept += (size_t)__builtin_popcount(m);
+      if (in_place) {
+        if (m != 0xff) _mm256_maskstore_epi32((int *)(d + i), _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
+      } else {
+        __m256i v = _mm256_loadu_si256((const void *)(s + i));
+        _mm256_storeu_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
+      }
+    }
+    for (; i < n; i++) {
+      bool keep = keys[i] >= t;
+      kept += keep;
+      if (!keep) d[i] = neg_inf;
+      else if (!in_place) d[i] = s[i];
+    }
+  } else {
+    const uint16_t *s = src;
+    uint16_t *d = dst;
+    const __m256i ninf = _mm256_set1_epi16((short)neg_inf);
+    for (; i + 16 <= n; i += 16) {
+      __m256i k0 = _mm256_loadu_si256((const void *)(keys + i));
+      __m256i k1 = _mm256_loadu_si256((const void *)(keys + i + 8));
+      __m256i m0 = _mm256_cmpeq_epi32(_mm256_max_epu32(k0, vt), k0);
+      __m256i m1 = _mm256_cmpeq_epi32(_mm256_max_epu32(k1, vt), k1);
+      /* 32-bit masks to 16-bit lanes in order */
+      __m256i keep = _mm256_permute4x64_epi64(_mm256_packs_epi32(m0, m1), 0xd8);
+      unsigned m = (unsigned)_mm256_movemask_epi8(keep);
+      kept += (size_t)__builtin_popcount(m) / 2;
+      if (in_place && m == 0xffffffffu) continue;
+      __m256i v = _mm256_loadu_si256((const void *)(s + i));
+      _mm256_storeu_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
+    }
+    for (; i < n; i++) {
+      bool keep = keys[i] >= t;
+      kept += keep;
+      if (!keep) d[i] = (uint16_t)neg_inf;
+      else if (!in_place) d[i] = s[i];
+    }
+  }
+  return kept;
+}
+
+/* llmk__mass_of on 8 lanes: (uint64_t)(e * 2^63) for e in [0, 1], from the f32 bits
+ * (AVX2 has no f32 -> u64 conversion): mantissa shifted by exponent - 23, truncating;
+ * shifts of 64 or more give 0, as does e = 0. */
+static inline void mass8(__m256 e, __m256i *lo4, __m256i *hi4) {
+  __m256i b = _mm256_castps_si256(_mm256_mul_ps(e, _mm256_set1_ps(0x1p63f)));
+  __m256i mant = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+  __m256i sh = _mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(127 + 23));
+  __m256i left = _mm256_max_epi32(sh, _mm256_setzero_si256());
+  __m256i right = _mm256_max_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), sh), _mm256_setzero_si256());
+  __m256i out[2];
+  for (int h = 0; h < 2; h++) {
+    __m128i mh = h ? _mm256_extracti128_si256(mant, 1) : _mm256_castsi256_si128(mant);
+    __m128i lh = h ? _mm256_extracti128_si256(left, 1) : _mm256_castsi256_si128(left);
+    __m128i rh = h ? _mm256_extracti128_si256(right, 1) : _mm256_castsi256_si128(right);
+    __m256i m64 = _mm256_cvtepu32_epi64(mh);
+    out[h] = _mm256_srlv_epi64(_mm256_sllv_epi64(m64, _mm256_cvtepu32_epi64(lh)), _mm256_cvtepu32_epi64(rh));
+  }
+  *lo4 = out[0];
+  *hi4 = out[1];
+}
+
+static inline __m256i live8(__m256i k, uint32_t min_key) {
+  __m256i vm = _mm256_set1_epi32((int)min_key);
+  return _mm256_cmpeq_epi32(_mm256_max_epu32(k, vm), k);
+}
+
+/* 8 lanes of 32-bit all-ones/zero masks -> two 4 x 64-bit masks */
+static inline void widen_mask(__m256i m, __m256i *m0, __m256i *m1) {
+  *m0 = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(m));
+  *m1 = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(m, 1));
+}
+
+static inline uint64_t hsum64(__m256i v) {
+  uint64_t l[4];
+  _mm256_storeu_si256((void *)l, v);
+  return l[0] + l[1] + l[2] + l[3];
+}
+
+static void masses_avx2(const float *x, const uint32_t *keys, size_t n, float max,
+                        uint32_t min_key, float lo, float scale, uint64_t *mass, uint16_t *bins,
+                        uint64_t *total_lo, uint64_t *total_hi) {
+  const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
+  __m256i tl = _mm256_setzero_si256(), th = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    __m256i live = live8(_mm256_loadu_si256((const void *)(keys + i)), min_key);
+    __m256 e = llmk__avx2_exp_nonpos(_mm256_sub_ps(v, _mm256_set1_ps(max)));
+    e = _mm256_and_ps(e, _mm256_castsi256_ps(live));
+    __m256i m0, m1, l0, l1;
+    mass8(e, &m0, &m1);
+    widen_mask(live, &l0, &l1);
+    m0 = _mm256_and_si256(m0, l0);
+    m1 = _mm256_and_si256(m1, l1);
+    _mm256_storeu_si256((void *)(mass + i), m0);
+    _mm256_storeu_si256((void *)(mass + i + 4), m1);
+    tl = _mm256_add_epi64(tl, _mm256_add_epi64(_mm256_and_si256(m0, low32), _mm256_and_si256(m1, low32)));
+    th = _mm256_add_epi64(th, _mm256_add_epi64(_mm256_srli_epi64(m0, 32), _mm256_srli_epi64(m1, 32)));
+    if (bins) {
+      __m256 b = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(scale));
+      b = _mm256_min_ps(_mm256_max_ps(b, _mm256_setzero_ps()), _mm256_set1_ps((float)(LLMK__TKP_BINS - 1)));
+      __m256i d = _mm256_cvttps_epi32(b);
+      d = _mm256_blendv_epi8(_mm256_set1_epi32(LLMK__TKP_BINS), d, live);
+      __m128i p = _mm_packus_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
+      _mm_storeu_si128((void *)(bins + i), p);
+    }
+  }
+  *total_lo += hsum64(tl);
+  *total_hi += hsum64(th);
+  if (i < n)
+    llmk__tkp_masses_scalar(x + i, keys + i, n - i, max, min_key, lo, scale, mass + i,
+                            bins ? bins + i : NULL, total_lo, total_hi);
+}
+
+static void mass_above_avx2(const float *x, const uint32_t *keys, size_t n, float max,
+                            uint32_t min_key, uint32_t tau, uint64_t *out) {
+  const __m256i low32 = _mm256_set1_epi64x(0xffffffff), vt = _mm256_set1_epi32((int)tau);
+  __m256i tl = _mm256_setzero_si256(), th = _mm256_setzero_si256();
+  __m256i al = _mm256_setzero_si256(), ah = _mm256_setzero_si256();
+  uint64_t count = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i k = _mm256_loadu_si256((const void *)(keys + i));
+    __m256i live = live8(k, min_key);
+    __m256i up = _mm256_and_si256(live, _mm256_cmpeq_epi32(_mm256_max_epu32(k, vt), k));
+    __m256 e = llmk__avx2_exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(max)));
+    __m256i m0, m1, l0, l1, u0, u1;
+    mass8(e, &m0, &m1);
+    widen_mask(live, &l0, &l1);
+    widen_mask(up, &u0, &u1);
+    __m256i a0 = _mm256_and_si256(m0, u0), a1 = _mm256_and_si256(m1, u1);
+    m0 = _mm256_and_si256(m0, l0);
+    m1 = _mm256_and_si256(m1, l1);
+    tl = _mm256_add_epi64(tl, _mm256_add_epi64(_mm256_and_si256(m0, low32), _mm256_and_si256(m1, low32)));
+    th = _mm256_add_epi64(th, _mm256_add_epi64(_mm256_srli_epi64(m0, 32), _mm256_srli_epi64(m1, 32)));
+    al = _mm256_add_epi64(al, _mm256_add_epi64(_mm256_and_si256(a0, low32), _mm256_and_si256(a1, low32)));
+    ah = _mm256_add_epi64(ah, _mm256_add_epi64(_mm256_srli_epi64(a0, 32), _mm256_srli_epi64(a1, 32)));
+    count += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(up)));
+  }
+  out[0] += hsum64(tl);
+  out[1] += hsum64(th);
+  out[2] += hsum64(al);
+  out[3] += hsum64(ah);
+  out[4] += count;
+  if (i < n) llmk__tkp_mass_above_scalar(x + i, keys + i, n - i, max, min_key, tau, out);
+}
+
+const llmk__tkp_kernels llmk__tkp_kernels_avx2 = {.isa = LLMK_ISA_AVX2,
+                                                  .keys = keys_avx2,
+                                                  .gather_ge = gather_ge_avx2,
+                                                  .gather_bin = llmk__tkp_gather_bin_scalar,
+                                                  .mass_above = mass_above_avx2,
+                                                  .select = select_avx2,
+                                                  .masses = masses_avx2};
