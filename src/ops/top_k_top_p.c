@@ -207,7 +207,12 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
   if (j->v->dtype == LLMK_F32 && j->v->s1 == 1) {
     if ((const char *)j->row != base) memcpy(j->row + a, base + (size_t)a * 4, (size_t)(b - a) * 4);
   }
-  else if (j->v->s1 == 1) /* f16 / bf16: the SIMD widening of llmk_convert */
+  else if (j->v->s1 == 1 && j->pl->kern->widen_keys) {
+    j->u32[part] = b > a ? j->pl->kern->widen_keys(base + (size_t)a * 2, j->v->dtype, j->row + a,
+                                                   j->keys + a, (size_t)(b - a))
+                         : 0;
+    return;
+  } else if (j->v->s1 == 1) /* f16 / bf16: the SIMD widening of llmk_convert */
     (j->v->dtype == LLMK_F16 ? j->pl->cvt->f16_to_f32 : j->pl->cvt->bf16_to_f32)(
         j->row + a, base + (size_t)a * 2, (size_t)(b - a));
   else
@@ -217,9 +222,7 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
 
 static void count_eq_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
-  int64_t c = 0;
-  for (int64_t i = a; i < b; i++) c += j->keys[i] == j->key;
-  j->i64[part] = c;
+  j->i64[part] = (int64_t)j->pl->kern->count_eq(j->keys + a, (size_t)(b - a), j->key);
 }
 
 static void gather_part(void *arg, int part, int64_t a, int64_t b) {
@@ -608,14 +611,11 @@ typedef struct row_result {
 } row_result;
 
 /* The index after the last masked member of the top-p tie group (its first c members). */
-static void find_tie_cut(const scratch *s, int64_t V, row_result *r) {
+static void find_tie_cut(const tkp_plan *pl, const scratch *s, int64_t V, row_result *r) {
   r->tie_cut = 0;
   if (!r->have_p || r->pb.masked_in_group <= 0) return;
-  for (int64_t j = 0, seen = 0; j < V; j++)
-    if (s->keys[j] == r->pb.key && ++seen == r->pb.masked_in_group) {
-      r->tie_cut = j + 1;
-      return;
-    }
+  size_t j = pl->kern->find_eq(s->keys, (size_t)V, r->pb.key, (size_t)r->pb.masked_in_group);
+  if (j < (size_t)V) r->tie_cut = (int64_t)j + 1;
 }
 
 /* Filters the widened row s->row[0..V); the decisions go to r. */
@@ -681,7 +681,7 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int
     }
   }
   if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
-  find_tie_cut(s, V, r);
+  find_tie_cut(pl, s, V, r);
 }
 
 /* Whether entry i (value x, key) is kept. */
@@ -778,11 +778,12 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   bool group_kept = !(rr.min_e > 0.0f &&
                       llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) - rr.max) < rr.min_e);
   size_t dstep = (size_t)pl->out.s1 * llmk_dtype_size(pl->out.dtype);
-  for (int64_t j = 0; j < rr.tie_cut; j++)
-    if (s->keys[j] == rr.pb.key) {
-      store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
-      kept -= group_kept;
-    }
+  for (int64_t j = 0; j < rr.tie_cut; j++) {
+    j += (int64_t)pl->kern->find_eq(s->keys + j, (size_t)(rr.tie_cut - j), rr.pb.key, 1);
+    if (j >= rr.tie_cut) break;
+    store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
+    kept -= group_kept;
+  }
   if (pl->kept.data) set_i(&pl->kept, r, kept);
 }
 

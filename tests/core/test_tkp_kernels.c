@@ -35,6 +35,18 @@ static void check_isa(const llmk__tkp_kernels *k, const char *name) {
     }
     uint32_t maxa = s->keys(x, n, ka), maxb = k->keys(x, n, kb);
     TU_CHECK(maxa == maxb && !memcmp(ka, kb, n * 4), "%s keys n=%zu", name, n);
+    if (k->widen_keys)
+      for (int dt = 0; dt < 2; dt++) {
+        llmk_dtype d = dt ? LLMK_BF16 : LLMK_F16;
+        static uint16_t h[N];
+        static float ra[N], rb[N];
+        for (size_t i = 0; i < n; i++) h[i] = (uint16_t)tu_rand_u64();
+        llmk_convert(ra, LLMK_F32, h, d, n);
+        uint32_t mk = s->keys(ra, n, oa);
+        uint32_t mw = k->widen_keys(h, d, rb, ob, n);
+        TU_CHECK(mk == mw && !memcmp(ra, rb, n * 4) && !memcmp(oa, ob, n * 4),
+                 "%s widen_keys %s n=%zu", name, dt ? "bf16" : "f16", n);
+      }
     uint32_t t = n ? ka[tu_rand_range(0, (int64_t)n - 1)] : 0x80000000u;
     size_t cap = (size_t)tu_rand_range(0, (int64_t)n + 1);
     size_t ca = s->gather_ge(ka, n, t, oa, cap), cb = k->gather_ge(ka, n, t, ob, cap);
@@ -50,6 +62,10 @@ static void check_isa(const llmk__tkp_kernels *k, const char *name) {
         TU_CHECK(kpa == kpb && !memcmp(da, db, n * 4), "%s select esz=%d in_place=%d n=%zu", name,
                  esz, inp, n);
       }
+    size_t nth = (size_t)tu_rand_range(1, 4);
+    TU_CHECK(s->count_eq(ka, n, t) == k->count_eq(ka, n, t) &&
+                 s->find_eq(ka, n, t, nth) == k->find_eq(ka, n, t, nth),
+             "%s count_eq / find_eq n=%zu", name, n);
     if (!finite) continue;
     float max = -INFINITY;
     for (size_t i = 0; i < n; i++) max = x[i] > max ? x[i] : max;

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include "kernels/common/exp-avx2.h"
+#include "kernels/convert/convert-scalar.h"
 #include "kernels/top_k_top_p/tkp.h"
 
 static inline __m256i keys8(__m256i u) {
@@ -28,6 +29,31 @@ static uint32_t keys_avx2(const float *x, size_t n, uint32_t *keys) {
   for (int l = 0; l < 8; l++) max = lanes[l] > max ? lanes[l] : max;
   for (; i < n; i++) {
     keys[i] = llmk__key_of(x[i]);
+    max = keys[i] > max ? keys[i] : max;
+  }
+  return max;
+}
+
+static uint32_t widen_keys_avx2(const void *src, llmk_dtype dt, float *row, uint32_t *keys,
+                                size_t n) {
+  const uint16_t *h = src;
+  __m256i vmax = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i v = _mm_loadu_si128((const void *)(h + i));
+    __m256 f = dt == LLMK_F16 ? _mm256_cvtph_ps(v)
+                              : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+    __m256i k = keys8(_mm256_castps_si256(f));
+    _mm256_storeu_ps(row + i, f);
+    _mm256_storeu_si256((void *)(keys + i), k);
+    vmax = _mm256_max_epu32(vmax, k);
+  }
+  uint32_t lanes[8], max = 0;
+  _mm256_storeu_si256((void *)lanes, vmax);
+  for (int l = 0; l < 8; l++) max = lanes[l] > max ? lanes[l] : max;
+  for (; i < n; i++) {
+    row[i] = dt == LLMK_F16 ? llmk__f16_to_f32(h[i]) : llmk__bf16_to_f32(h[i]);
+    keys[i] = llmk__key_of(row[i]);
     max = keys[i] > max ? keys[i] : max;
   }
   return max;
@@ -218,10 +244,38 @@ static void mass_above_avx2(const float *x, const uint32_t *keys, size_t n, floa
   if (i < n) llmk__tkp_mass_above_scalar(x + i, keys + i, n - i, max, min_key, tau, out);
 }
 
+static size_t count_eq_avx2(const uint32_t *keys, size_t n, uint32_t key) {
+  const __m256i vk = _mm256_set1_epi32((int)key);
+  __m256i acc = _mm256_setzero_si256();
+  size_t i = 0, c = 0;
+  for (; i + 8 <= n; i += 8) /* lanes of -1 per match */
+    acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(_mm256_loadu_si256((const void *)(keys + i)), vk));
+  uint32_t l[8];
+  _mm256_storeu_si256((void *)l, acc);
+  for (int j = 0; j < 8; j++) c += l[j];
+  return c + llmk__tkp_count_eq_scalar(keys + i, n - i, key);
+}
+
+static size_t find_eq_avx2(const uint32_t *keys, size_t n, uint32_t key, size_t nth) {
+  const __m256i vk = _mm256_set1_epi32((int)key);
+  size_t i = 0, seen = 0;
+  for (; i + 8 <= n; i += 8) {
+    unsigned m = (unsigned)_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_loadu_si256((const void *)(keys + i)), vk)));
+    for (; m; m &= m - 1)
+      if (++seen == nth) return i + (unsigned)__builtin_ctz(m);
+  }
+  size_t r = llmk__tkp_find_eq_scalar(keys + i, n - i, key, nth - seen);
+  return i + r;
+}
+
 const llmk__tkp_kernels llmk__tkp_kernels_avx2 = {.isa = LLMK_ISA_AVX2,
                                                   .keys = keys_avx2,
                                                   .gather_ge = gather_ge_avx2,
                                                   .gather_bin = llmk__tkp_gather_bin_scalar,
                                                   .mass_above = mass_above_avx2,
                                                   .select = select_avx2,
-                                                  .masses = masses_avx2};
+                                                  .masses = masses_avx2,
+                                                  .widen_keys = widen_keys_avx2,
+                                                  .count_eq = count_eq_avx2,
+                                                  .find_eq = find_eq_avx2};

@@ -178,4 +178,7 @@ const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
                                                     .gather_bin = gather_bin_avx512,
                                                     .mass_above = mass_above_avx512,
                                                     .select = select_avx512,
-                                                    .masses = masses_avx512};
+                                                    .masses = masses_avx512,
+                                                    /* added on an AVX2-only machine: scalar */
+                                                    .count_eq = llmk__tkp_count_eq_scalar,
+                                                    .find_eq = llmk__tkp_find_eq_scalar};

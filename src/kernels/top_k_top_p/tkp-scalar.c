@@ -91,10 +91,24 @@ static size_t select_scalar(const uint32_t *keys, size_t n, uint32_t t, const vo
   return kept;
 }
 
+size_t llmk__tkp_count_eq_scalar(const uint32_t *keys, size_t n, uint32_t key) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) c += keys[i] == key;
+  return c;
+}
+
+size_t llmk__tkp_find_eq_scalar(const uint32_t *keys, size_t n, uint32_t key, size_t nth) {
+  for (size_t i = 0, seen = 0; i < n; i++)
+    if (keys[i] == key && ++seen == nth) return i;
+  return n;
+}
+
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
                                                     .keys = keys_scalar,
                                                     .gather_ge = gather_ge_scalar,
                                                     .gather_bin = llmk__tkp_gather_bin_scalar,
                                                     .mass_above = llmk__tkp_mass_above_scalar,
                                                     .select = select_scalar,
-                                                    .masses = llmk__tkp_masses_scalar};
+                                                    .masses = llmk__tkp_masses_scalar,
+                                                    .count_eq = llmk__tkp_count_eq_scalar,
+                                                    .find_eq = llmk__tkp_find_eq_scalar};

@@ -76,6 +76,13 @@ typedef struct llmk__tkp_kernels {
   void (*masses)(const float *x, const uint32_t *keys, size_t n, float max, uint32_t min_key,
                  float lo, float scale, uint64_t *mass, uint16_t *bins, uint64_t *total_lo,
                  uint64_t *total_hi);
+  /* row[i] = f32(src[i]) for f16 or bf16 src, keys[i] = llmk__key_of(row[i]) in one
+   * pass; returns the largest key. NULL: the op widens, then calls keys. */
+  uint32_t (*widen_keys)(const void *src, llmk_dtype dt, float *row, uint32_t *keys, size_t n);
+  /* number of keys equal to key */
+  size_t (*count_eq)(const uint32_t *keys, size_t n, uint32_t key);
+  /* index of the nth (1-based) key equal to key, or n if there are fewer */
+  size_t (*find_eq)(const uint32_t *keys, size_t n, uint32_t key, size_t nth);
 } llmk__tkp_kernels;
 
 extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
@@ -88,6 +95,8 @@ void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, flo
                              uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi);
 void llmk__tkp_mass_above_scalar(const float *x, const uint32_t *keys, size_t n, float max,
                                  uint32_t min_key, uint32_t tau, uint64_t *out);
+size_t llmk__tkp_count_eq_scalar(const uint32_t *keys, size_t n, uint32_t key);
+size_t llmk__tkp_find_eq_scalar(const uint32_t *keys, size_t n, uint32_t key, size_t nth);
 size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                    size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
 #if defined(LLMK_HAVE_AVX512)
