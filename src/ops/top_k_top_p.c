@@ -84,6 +84,7 @@ static inline void set_i(const vec *v, int64_t i, int64_t x) {
 
 enum { HBITS = 11, HBINS = 1 << HBITS, CHUNK = 1024, CAND_CAP = 8192 };
 _Static_assert(HBINS == LLMK__TKP_BINS, "one bin count");
+_Static_assert((HBINS + 1) * 16 <= CAND_CAP * 8, "a u128 histogram fits in cmass");
 
 typedef struct scratch {
   float *row;       /* [V] */
@@ -94,7 +95,7 @@ typedef struct scratch {
   uint32_t *count;  /* [HBINS] */
   uint64_t *mlo, *mhi; /* [HBINS] each */
   uint32_t *ckey;   /* [CAND_CAP] */
-  uint64_t *cmass;  /* [CAND_CAP] */
+  uint64_t *cmass;  /* [CAND_CAP]: also the second histogram of mass_hist_part */
   float *sx, *bx;    /* [CAND_CAP]: survivors of top-k; top-p boundary candidates */
   uint32_t *sk, *bk; /* [CAND_CAP]: their keys */
   uint8_t *seen;    /* [V] (with_sorted: index check) */
@@ -464,17 +465,25 @@ typedef struct mass_job {
 static void mass_hist_part(void *arg, int part, int64_t a, int64_t b) {
   mass_job *j = arg;
   const scratch *s = &j->ps[part];
-  u128 *acc = (u128 *)(void *)s->mlo;
+  /* two interleaved histograms (the second over cmass, free here): neighbours often share
+   * a bin, and one array would make each add wait for the previous store */
+  u128 *acc = (u128 *)(void *)s->mlo, *acc2 = (u128 *)(void *)s->cmass;
   memset(acc, 0, (HBINS + 1) * sizeof *acc);
+  memset(acc2, 0, (HBINS + 1) * sizeof *acc2);
   uint64_t tlo = 0, thi = 0;
   for (int64_t j0 = a; j0 < b; j0 += CHUNK) {
-    size_t c = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK);
+    size_t c = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK), i = 0;
     uint16_t *bins = j->bins + j0;
     const uint64_t *mass = s->mass; /* locals: the stores to acc could alias the fields */
     j->pl->kern->masses(j->x + j0, j->keys + j0, c, j->max, j->min_key, j->lo, j->scale, s->mass,
                         bins, &tlo, &thi);
-    for (size_t i = 0; i < c; i++) acc[bins[i]] += mass[i]; /* bin HBINS: below min_key */
+    for (; i + 2 <= c; i += 2) { /* bin HBINS: below min_key */
+      acc[bins[i]] += mass[i];
+      acc2[bins[i + 1]] += mass[i + 1];
+    }
+    for (; i < c; i++) acc[bins[i]] += mass[i];
   }
+  for (int d = 0; d <= HBINS; d++) acc[d] += acc2[d];
   j->tlo[part] = tlo;
   j->thi[part] = thi;
 }

@@ -81,6 +81,16 @@ static void check_isa(const llmk__tkp_kernels *k, const char *name) {
                    (!with_bins || !memcmp(ba, bb, n * 2)),
                "%s masses bins=%d n=%zu", name, with_bins, n);
     }
+    if (n) {
+      uint16_t bin = ba[tu_rand_range(0, (int64_t)n - 1)];
+      static float gxa[N], gxb[N];
+      size_t gcap = (size_t)tu_rand_range(0, (int64_t)n);
+      size_t ga = s->gather_bin(ba, x, ka, n, bin, gxa, oa, gcap);
+      size_t gb = k->gather_bin(ba, x, ka, n, bin, gxb, ob, gcap);
+      size_t gm = ga < gcap ? ga : gcap;
+      TU_CHECK(ga == gb && !memcmp(gxa, gxb, gm * 4) && !memcmp(oa, ob, gm * 4),
+               "%s gather_bin n=%zu", name, n);
+    }
     uint64_t outa[6] = {1, 2, 3, 4, 5, 6}, outb[6] = {1, 2, 3, 4, 5, 6};
     s->mass_above(x, ka, n, max, min_key, t, outa);
     k->mass_above(x, ka, n, max, min_key, t, outb);

@@ -269,10 +269,32 @@ static size_t find_eq_avx2(const uint32_t *keys, size_t n, uint32_t key, size_t 
   return i + r;
 }
 
+static size_t gather_bin_avx2(const uint16_t *bins, const float *x, const uint32_t *keys, size_t n,
+                              uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
+  const __m256i vb = _mm256_set1_epi16((short)bin);
+  size_t c = 0, i = 0;
+  for (; i + 16 <= n; i += 16) {
+    unsigned m = (unsigned)_mm256_movemask_epi8(
+        _mm256_cmpeq_epi16(_mm256_loadu_si256((const void *)(bins + i)), vb));
+    for (; m; m &= m - 1, m &= m - 1) { /* two mask bits per 16-bit lane */
+      size_t j = i + (unsigned)__builtin_ctz(m) / 2;
+      if (c < cap) {
+        ox[c] = x[j];
+        ok[c] = keys[j];
+      }
+      c++;
+    }
+  }
+  size_t r = llmk__tkp_gather_bin_scalar(bins + i, x + i, keys + i, n - i, bin,
+                                         ox + (c < cap ? c : cap), ok + (c < cap ? c : cap),
+                                         c < cap ? cap - c : 0);
+  return c + r;
+}
+
 const llmk__tkp_kernels llmk__tkp_kernels_avx2 = {.isa = LLMK_ISA_AVX2,
                                                   .keys = keys_avx2,
                                                   .gather_ge = gather_ge_avx2,
-                                                  .gather_bin = llmk__tkp_gather_bin_scalar,
+                                                  .gather_bin = gather_bin_avx2,
                                                   .mass_above = mass_above_avx2,
                                                   .select = select_avx2,
                                                   .masses = masses_avx2,
