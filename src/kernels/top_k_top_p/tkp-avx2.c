@@ -137,36 +137,28 @@ static size_t select_avx2(const uint32_t *keys, size_t n, uint32_t t, const void
   return kept;
 }
 
-/* llmk__mass_of on 8 lanes: (uint64_t)(e * 2^63) for e in [0, 1], from the f32 bits
- * (AVX2 has no f32 -> u64 conversion): mantissa shifted by exponent - 23, truncating;
- * shifts of 64 or more give 0, as does e = 0. */
-static inline void mass8(__m256 e, __m256i *lo4, __m256i *hi4) {
+/* llmk__mass_of on 8 lanes, as low and high 32-bit halves: (uint64_t)(e * 2^63) for e
+ * in [0, 1] from the f32 bits (AVX2 has no f32 -> u64 conversion): the 24-bit mantissa
+ * shifted by exponent - 23, truncating. Variable shifts by 32 or more (negative counts
+ * included, as unsigned) give 0, which makes each half two shifts and an or. */
+static inline void mass8(__m256 e, __m256i *lo, __m256i *hi) {
   __m256i b = _mm256_castps_si256(_mm256_mul_ps(e, _mm256_set1_ps(0x1p63f)));
-  __m256i mant = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+  __m256i m = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
   __m256i sh = _mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(127 + 23));
-  __m256i left = _mm256_max_epi32(sh, _mm256_setzero_si256());
-  __m256i right = _mm256_max_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), sh), _mm256_setzero_si256());
-  __m256i out[2];
-  for (int h = 0; h < 2; h++) {
-    __m128i mh = h ? _mm256_extracti128_si256(mant, 1) : _mm256_castsi256_si128(mant);
-    __m128i lh = h ? _mm256_extracti128_si256(left, 1) : _mm256_castsi256_si128(left);
-    __m128i rh = h ? _mm256_extracti128_si256(right, 1) : _mm256_castsi256_si128(right);
-    __m256i m64 = _mm256_cvtepu32_epi64(mh);
-    out[h] = _mm256_srlv_epi64(_mm256_sllv_epi64(m64, _mm256_cvtepu32_epi64(lh)), _mm256_cvtepu32_epi64(rh));
-  }
-  *lo4 = out[0];
-  *hi4 = out[1];
+  __m256i c32 = _mm256_set1_epi32(32);
+  *lo = _mm256_or_si256(_mm256_sllv_epi32(m, sh), _mm256_srlv_epi32(m, _mm256_sub_epi32(_mm256_setzero_si256(), sh)));
+  *hi = _mm256_or_si256(_mm256_sllv_epi32(m, _mm256_sub_epi32(sh, c32)), _mm256_srlv_epi32(m, _mm256_sub_epi32(c32, sh)));
+}
+
+/* sums of the 32-bit lanes of v into 4 x 64-bit accumulators */
+static inline __m256i add_halves(__m256i acc, __m256i v) {
+  const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
+  return _mm256_add_epi64(acc, _mm256_add_epi64(_mm256_and_si256(v, low32), _mm256_srli_epi64(v, 32)));
 }
 
 static inline __m256i live8(__m256i k, uint32_t min_key) {
   __m256i vm = _mm256_set1_epi32((int)min_key);
   return _mm256_cmpeq_epi32(_mm256_max_epu32(k, vm), k);
-}
-
-/* 8 lanes of 32-bit all-ones/zero masks -> two 4 x 64-bit masks */
-static inline void widen_mask(__m256i m, __m256i *m0, __m256i *m1) {
-  *m0 = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(m));
-  *m1 = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(m, 1));
 }
 
 static inline uint64_t hsum64(__m256i v) {
@@ -178,23 +170,21 @@ static inline uint64_t hsum64(__m256i v) {
 static void masses_avx2(const float *x, const uint32_t *keys, size_t n, float max,
                         uint32_t min_key, float lo, float scale, uint64_t *mass, uint16_t *bins,
                         uint64_t *total_lo, uint64_t *total_hi) {
-  const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
   __m256i tl = _mm256_setzero_si256(), th = _mm256_setzero_si256();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(x + i);
     __m256i live = live8(_mm256_loadu_si256((const void *)(keys + i)), min_key);
     __m256 e = llmk__avx2_exp_nonpos(_mm256_sub_ps(v, _mm256_set1_ps(max)));
-    e = _mm256_and_ps(e, _mm256_castsi256_ps(live));
-    __m256i m0, m1, l0, l1;
-    mass8(e, &m0, &m1);
-    widen_mask(live, &l0, &l1);
-    m0 = _mm256_and_si256(m0, l0);
-    m1 = _mm256_and_si256(m1, l1);
-    _mm256_storeu_si256((void *)(mass + i), m0);
-    _mm256_storeu_si256((void *)(mass + i + 4), m1);
-    tl = _mm256_add_epi64(tl, _mm256_add_epi64(_mm256_and_si256(m0, low32), _mm256_and_si256(m1, low32)));
-    th = _mm256_add_epi64(th, _mm256_add_epi64(_mm256_srli_epi64(m0, 32), _mm256_srli_epi64(m1, 32)));
+    __m256i ml, mh;
+    mass8(e, &ml, &mh);
+    ml = _mm256_and_si256(ml, live);
+    mh = _mm256_and_si256(mh, live);
+    __m256i p0 = _mm256_unpacklo_epi32(ml, mh), p1 = _mm256_unpackhi_epi32(ml, mh);
+    _mm256_storeu_si256((void *)(mass + i), _mm256_permute2x128_si256(p0, p1, 0x20));
+    _mm256_storeu_si256((void *)(mass + i + 4), _mm256_permute2x128_si256(p0, p1, 0x31));
+    tl = add_halves(tl, ml);
+    th = add_halves(th, mh);
     if (bins) {
       __m256 b = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(scale));
       b = _mm256_min_ps(_mm256_max_ps(b, _mm256_setzero_ps()), _mm256_set1_ps((float)(LLMK__TKP_BINS - 1)));
@@ -213,7 +203,7 @@ static void masses_avx2(const float *x, const uint32_t *keys, size_t n, float ma
 
 static void mass_above_avx2(const float *x, const uint32_t *keys, size_t n, float max,
                             uint32_t min_key, uint32_t tau, uint64_t *out) {
-  const __m256i low32 = _mm256_set1_epi64x(0xffffffff), vt = _mm256_set1_epi32((int)tau);
+  const __m256i vt = _mm256_set1_epi32((int)tau);
   __m256i tl = _mm256_setzero_si256(), th = _mm256_setzero_si256();
   __m256i al = _mm256_setzero_si256(), ah = _mm256_setzero_si256();
   uint64_t count = 0;
@@ -223,17 +213,12 @@ static void mass_above_avx2(const float *x, const uint32_t *keys, size_t n, floa
     __m256i live = live8(k, min_key);
     __m256i up = _mm256_and_si256(live, _mm256_cmpeq_epi32(_mm256_max_epu32(k, vt), k));
     __m256 e = llmk__avx2_exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(max)));
-    __m256i m0, m1, l0, l1, u0, u1;
-    mass8(e, &m0, &m1);
-    widen_mask(live, &l0, &l1);
-    widen_mask(up, &u0, &u1);
-    __m256i a0 = _mm256_and_si256(m0, u0), a1 = _mm256_and_si256(m1, u1);
-    m0 = _mm256_and_si256(m0, l0);
-    m1 = _mm256_and_si256(m1, l1);
-    tl = _mm256_add_epi64(tl, _mm256_add_epi64(_mm256_and_si256(m0, low32), _mm256_and_si256(m1, low32)));
-    th = _mm256_add_epi64(th, _mm256_add_epi64(_mm256_srli_epi64(m0, 32), _mm256_srli_epi64(m1, 32)));
-    al = _mm256_add_epi64(al, _mm256_add_epi64(_mm256_and_si256(a0, low32), _mm256_and_si256(a1, low32)));
-    ah = _mm256_add_epi64(ah, _mm256_add_epi64(_mm256_srli_epi64(a0, 32), _mm256_srli_epi64(a1, 32)));
+    __m256i ml, mh;
+    mass8(e, &ml, &mh);
+    tl = add_halves(tl, _mm256_and_si256(ml, live));
+    th = add_halves(th, _mm256_and_si256(mh, live));
+    al = add_halves(al, _mm256_and_si256(ml, up));
+    ah = add_halves(ah, _mm256_and_si256(mh, up));
     count += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(up)));
   }
   out[0] += hsum64(tl);
