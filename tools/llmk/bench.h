@@ -1,0 +1,163 @@
+/* llmk bench: what the per-op benchmark files share with the driver and the report.
+ *
+ * Each op file walks its table of cases; for every case that the filters keep it sets up
+ * the tensors, runs the op once on one copy of the inputs and the in-process reference
+ * (tests/ref) on another, compares them, then times the op (median per call) and the
+ * reference, and hands a bench_result to bench_add(). */
+#ifndef LLMK_TOOL_BENCH_H
+#define LLMK_TOOL_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "llmk/llmk.h"
+
+#define BENCH_MAX_OP_FILTERS 16
+
+typedef enum bench_check {
+  BENCH_CHECK_OK = 0,
+  BENCH_CHECK_FAIL = 1,  /* results differ from the reference */
+  BENCH_CHECK_ERROR = 2, /* the op (or its setup) returned an error */
+} bench_check;
+
+typedef struct bench_result {
+  char op[40];
+  char shape[96];
+  char dtype[32];
+  double median_s;   /* op, per call */
+  double min_s;      /* op, fastest sample, per call */
+  int samples, inner; /* samples taken, calls per sample */
+  double bytes;      /* bytes an ideal implementation must move per call */
+  double gbps;       /* bytes / median */
+  double pct_bw;     /* gbps / the bandwidth measured at the start of the run */
+  double ref_s;      /* reference, per call */
+  int ref_samples;
+  double speedup;    /* ref_s / median_s */
+  bench_check check;
+  char note[160];    /* e.g. boundary differences, error messages */
+} bench_result;
+
+typedef struct bench_env {
+  bool quick;
+  bool list_only;
+  int threads;
+  llmk_context *ctx;
+  /* --dtype: a mask over llmk_dtype values (bit d); 0 = no filter */
+  unsigned dtype_mask;
+  const char *shape_filter; /* --shape: a substring of the shape label, or NULL */
+  const char *op_filters[BENCH_MAX_OP_FILTERS];
+  int n_op_filters;
+  double bandwidth_gbps;   /* memcpy read+write bandwidth, --threads threads */
+  double bandwidth_bytes;  /* bytes the probe copied per pass (each way) */
+  double loadavg;          /* 1-minute load average at the start (-1: unknown) */
+  /* collected results */
+  bench_result *results;
+  int n_results, cap_results;
+  int n_listed;
+  bool silent;    /* list mode without printing: counts the cases */
+  int case_index, case_count; /* progress: [index/count] */
+  bool failed;
+} bench_env;
+
+/* ------------------------------------------------------------------ timing */
+double bench_now(void);
+
+/* One call of the thing timed; returns 0 on success. */
+typedef int (*bench_fn)(void *arg);
+
+typedef struct bench_timing {
+  double median, min; /* seconds per call */
+  int samples, inner;
+  int status;         /* non-zero: a call failed (the timing is invalid) */
+} bench_timing;
+
+/* Times fn: one warm-up call, then `samples` samples of `inner` calls each, where inner
+ * makes a sample last about `sample_s` (at most max_inner calls) and the samples fill
+ * about budget_s (between min_samples and 51). reset (optional) runs before each sample
+ * and before the warm-up, untimed: it restores inputs that the op updates in place. */
+bench_timing bench_time(bench_fn fn, bench_fn reset, void *arg, double budget_s,
+                        int min_samples, int max_inner);
+
+/* Times a reference whose first run (the check) took first_s: if more runs fit in
+ * budget_s, the median of those (first run included), else first_s alone. */
+bench_timing bench_time_ref(bench_fn fn, bench_fn reset, void *arg, double first_s,
+                            double budget_s);
+
+/* Time budgets for the current mode (quick / full). */
+double bench_op_budget(const bench_env *env);
+double bench_ref_budget(const bench_env *env);
+
+/* Memory bandwidth: memcpy of `bytes` split over `threads` threads (pthreads), median
+ * of several passes; returns read+write GB/s (2 * bytes per pass). */
+double bench_memcpy_bandwidth(int threads, size_t bytes);
+
+/* ------------------------------------------------------------------ helpers */
+/* 64-byte aligned, every page touched (filled with `fill`); exits on failure. */
+void *bench_alloc(size_t n, int fill);
+void bench_free(void *p);
+
+typedef struct bench_rng {
+  uint64_t s;
+} bench_rng;
+uint64_t bench_rand(bench_rng *r);
+/* uniform in [0, n) */
+uint64_t bench_rand_below(bench_rng *r, uint64_t n);
+
+/* The dtype filter: true if a case of this dtype runs. LLMK_DTYPE_INVALID (an op without
+ * float variants) always runs. */
+bool bench_dtype_selected(const bench_env *env, llmk_dtype dt);
+
+/* Called by an op file for each case of its table that fits the mode (quick / full).
+ * Returns true if the case should run now; false if it is filtered out by --dtype, or
+ * in --list mode (then it prints the case). */
+bool bench_want(bench_env *env, const char *op, const char *shape, llmk_dtype filter_dtype,
+                const char *dtype_label);
+
+/* Progress on stderr. */
+void bench_progress(bench_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fills the derived fields of r (gbps, % of bandwidth, speed-up) from op and ref timings
+ * and the byte count, records it, and prints the progress line. */
+void bench_add(bench_env *env, bench_result *r, const bench_timing *op, const bench_timing *ref,
+               double bytes);
+
+/* Starts a result: op, shape, dtype labels. */
+void bench_result_init(bench_result *r, const char *op, const char *shape, const char *dtype);
+
+/* Records a case that could not run (setup error): check = ERROR, note = msg. */
+void bench_add_error(bench_env *env, bench_result *r, const char *msg);
+
+/* ---------------------------------------------------------------- the ops */
+void bench_advance_step(bench_env *env);
+void bench_scatter_pa_kv_cache(bench_env *env);
+void bench_gather_pa_kv_cache(bench_env *env);
+void bench_apply_top_k_top_p(bench_env *env);
+void bench_fused_causal_conv1d(bench_env *env);
+
+/* ---------------------------------------------------------------- report */
+/* The lines above the table: version, ISA, threads, bandwidth. */
+void report_header(const bench_env *env, FILE *f);
+/* The table of every recorded case. */
+void report_table(const bench_env *env, FILE *f);
+/* JSON / SVG files; 0 on success, -1 (message on stderr) on failure. */
+int report_json(const bench_env *env, const char *path);
+int report_svg(const bench_env *env, const char *path);
+
+/* ---------------------------------------------------------------- machine */
+/* "model name" from /proc/cpuinfo, or "unknown". */
+const char *tool_cpu_model(void);
+int tool_online_cpus(void);
+/* The 1-minute load average (/proc/loadavg), -1 if unknown. */
+double tool_loadavg(void);
+/* The thread count a context gets by default (LLMK_NUM_THREADS, else online CPUs). */
+int tool_default_threads(void);
+/* The subcommands: exit codes 0 (success), 1 (a check or run failed), 2 (usage). */
+int cmd_info(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Escapes s for a JSON string (without the quotes) into out (size n). */
+void tool_json_escape(const char *s, char *out, size_t n);
+
+#endif

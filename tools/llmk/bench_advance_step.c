@@ -1,0 +1,215 @@
+/* advance_step: plain and speculative decode steps, every tensor i64, against
+ * advance_step_ref (tests/ref). The op updates seq_lens (plain) or input_positions
+ * (speculative) in place, so each timing sample starts from the saved inputs.
+ * Bytes per call: every tensor element read or written once, and one block-table entry
+ * per row. */
+#include <stdio.h>
+#include <string.h>
+
+#include "advance_step_ref.h"
+#include "bench.h"
+
+typedef struct as_case {
+  bool quick;
+  bool spec;
+  int64_t num_seqs, S, block_size, max_blocks;
+} as_case;
+
+static const as_case cases[] = {
+    {true, false, 1024, 0, 16, 256},
+    {true, true, 256, 3, 16, 256},
+    {false, false, 256, 0, 16, 256},
+    {false, false, 4096, 0, 16, 256},
+    {false, true, 1024, 1, 16, 256},
+    {false, true, 1024, 3, 128, 64},
+};
+
+/* At most this many calls per timing sample: the block tables leave room for them. */
+enum { MAX_INNER = 200 };
+
+/* One set of buffers (the op's or the reference's); rows = num_seqs * T. */
+typedef struct as_bufs {
+  int64_t *tokens, *sampled, *positions, *seq_lens, *slots, *tables, *spec, *accepted;
+} as_bufs;
+
+typedef struct as_state {
+  const as_case *c;
+  int64_t rows, T;
+  as_bufs op, ref;
+  int64_t *init; /* the in/out tensor's initial values (seq_lens or input_positions) */
+  llmk_plan *plan;
+  size_t ws;
+  llmk_context *ctx;
+} as_state;
+
+/* Arrays at staggered offsets of one arena: arrays that start at the same offset modulo
+ * 4 KiB make loads wait on unrelated stores (4K aliasing). */
+static int64_t *carve(unsigned char **p, size_t elems) {
+  int64_t *r = (int64_t *)(void *)*p;
+  size_t bytes = (elems * 8 + 4095) / 4096 * 4096 + 576;
+  *p += bytes;
+  return r;
+}
+
+static size_t arena_size(int64_t rows, int64_t num_seqs, int64_t T, int64_t S,
+                         int64_t max_blocks) {
+  size_t e = (size_t)(5 * rows + num_seqs * T + num_seqs * S + num_seqs + num_seqs * max_blocks);
+  return e * 8 + 8 * (4096 + 576);
+}
+
+static void carve_all(as_bufs *b, unsigned char *arena, const as_case *c, int64_t rows,
+                      int64_t T) {
+  unsigned char *p = arena;
+  b->tokens = carve(&p, (size_t)rows);
+  b->sampled = carve(&p, (size_t)(c->num_seqs * T));
+  b->positions = carve(&p, (size_t)rows);
+  b->seq_lens = carve(&p, (size_t)rows);
+  b->slots = carve(&p, (size_t)rows);
+  b->spec = carve(&p, (size_t)(c->num_seqs * c->S + 1));
+  b->accepted = carve(&p, (size_t)c->num_seqs);
+  b->tables = carve(&p, (size_t)(c->num_seqs * c->max_blocks));
+}
+
+static int64_t *inout(as_bufs *b, const as_case *c) { return c->spec ? b->positions : b->seq_lens; }
+
+static int reset_op(void *arg) {
+  as_state *s = arg;
+  memcpy(inout(&s->op, s->c), s->init, (size_t)s->rows * 8);
+  return 0;
+}
+
+static int reset_ref(void *arg) {
+  as_state *s = arg;
+  memcpy(inout(&s->ref, s->c), s->init, (size_t)s->rows * 8);
+  return 0;
+}
+
+static int run_op(void *arg) {
+  as_state *s = arg;
+  return llmk_advance_step(NULL, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
+}
+
+static int run_ref(void *arg) {
+  as_state *s = arg;
+  const as_case *c = s->c;
+  as_bufs *b = &s->ref;
+  if (c->spec)
+    return advance_step_ref_spec(c->num_seqs, c->S, c->block_size, c->max_blocks, b->sampled,
+                                 b->spec, b->accepted, b->tables, b->tokens, b->positions,
+                                 b->seq_lens, b->slots) != 0;
+  return advance_step_ref_plain(c->num_seqs, c->num_seqs, c->block_size, c->max_blocks,
+                                b->sampled, b->tables, b->tokens, b->positions, b->seq_lens,
+                                b->slots) != 0;
+}
+
+static void run_case(bench_env *env, const as_case *c, const char *shape) {
+  bench_result r;
+  bench_result_init(&r, "advance_step", shape, "i64");
+  as_state s;
+  memset(&s, 0, sizeof s);
+  s.c = c;
+  s.ctx = env->ctx;
+  s.T = c->spec ? c->S + 1 : 1;
+  s.rows = c->num_seqs * s.T;
+  size_t asz = arena_size(s.rows, c->num_seqs, s.T, c->S, c->max_blocks);
+  unsigned char *arena_op = bench_alloc(asz, 0), *arena_ref = bench_alloc(asz, 0);
+  carve_all(&s.op, arena_op, c, s.rows, s.T);
+  carve_all(&s.ref, arena_ref, c, s.rows, s.T);
+  s.init = bench_alloc((size_t)s.rows * 8, 0);
+
+  bench_rng rng = {0x5eed0001u + (uint64_t)c->num_seqs};
+  const int64_t room = (MAX_INNER * s.T + c->block_size - 1) / c->block_size + 8;
+  const int64_t max_pos = (c->max_blocks - room) * c->block_size;
+  as_bufs *b = &s.op;
+  for (int64_t i = 0; i < c->num_seqs * c->max_blocks; i++)
+    b->tables[i] = (int64_t)bench_rand_below(&rng, 100000);
+  if (!c->spec) {
+    for (int64_t q = 0; q < c->num_seqs; q++) {
+      s.init[q] = (int64_t)bench_rand_below(&rng, (uint64_t)max_pos);
+      b->sampled[q] = (int64_t)bench_rand_below(&rng, 150000);
+    }
+  } else {
+    for (int64_t i = 0; i < c->num_seqs; i++) {
+      int64_t base = (int64_t)bench_rand_below(&rng, (uint64_t)max_pos);
+      int64_t f = 1 + (int64_t)bench_rand_below(&rng, (uint64_t)s.T); /* first -1 */
+      for (int64_t j = 0; j < s.T; j++) {
+        s.init[i * s.T + j] = base + j;
+        b->sampled[i * s.T + j] = j < f ? (int64_t)bench_rand_below(&rng, 150000) : -1;
+      }
+      for (int64_t j = 0; j < c->S; j++)
+        b->spec[i * c->S + j] = (int64_t)bench_rand_below(&rng, 150000);
+      b->accepted[i] = f - 1;
+    }
+  }
+  memcpy(inout(b, c), s.init, (size_t)s.rows * 8);
+  memcpy(arena_ref, arena_op, asz); /* same offsets: the reference's copy */
+
+  int64_t n[1] = {s.rows}, samp[2] = {c->num_seqs, s.T}, tab[2] = {c->num_seqs, c->max_blocks};
+  int64_t spec_shape[2] = {c->num_seqs, c->S}, acc[1] = {c->num_seqs};
+  llmk_tensor t_tok, t_samp, t_pos, t_lens, t_slots, t_tab, t_spec, t_acc;
+  llmk_tensor_init(&t_tok, LLMK_I64, 1, n, NULL, b->tokens);
+  llmk_tensor_init(&t_samp, LLMK_I64, 2, samp, NULL, b->sampled);
+  llmk_tensor_init(&t_pos, LLMK_I64, 1, n, NULL, b->positions);
+  llmk_tensor_init(&t_lens, LLMK_I64, 1, n, NULL, b->seq_lens);
+  llmk_tensor_init(&t_slots, LLMK_I64, 1, n, NULL, b->slots);
+  llmk_tensor_init(&t_tab, LLMK_I64, 2, tab, NULL, b->tables);
+  llmk_tensor_init(&t_spec, LLMK_I64, 2, spec_shape, NULL, b->spec);
+  llmk_tensor_init(&t_acc, LLMK_I64, 1, acc, NULL, b->accepted);
+  llmk_status st = llmk_advance_step_get_workspace_size(
+      &t_tok, &t_samp, &t_pos, &t_lens, &t_slots, &t_tab, c->spec ? &t_spec : NULL,
+      c->spec ? &t_acc : NULL, c->num_seqs, c->num_seqs, c->block_size, &s.ws, &s.plan);
+  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
+  if (st != LLMK_SUCCESS || s.ws != 0) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "setup: %s", st ? llmk_last_error() : "unexpected workspace");
+    bench_add_error(env, &r, msg);
+    goto done;
+  }
+
+  /* the check: the op on its buffers, the reference on its copy, compared exactly */
+  st = llmk_advance_step(NULL, s.ws, s.plan, s.ctx);
+  int ref_rc = run_ref(&s);
+  if (st != LLMK_SUCCESS || ref_rc != 0) {
+    r.check = st != LLMK_SUCCESS ? BENCH_CHECK_ERROR : BENCH_CHECK_FAIL;
+    snprintf(r.note, sizeof r.note, "%s",
+             st != LLMK_SUCCESS ? llmk_last_error() : "the reference rejected the inputs");
+  } else {
+    size_t rb = (size_t)s.rows * 8;
+    const char *bad = memcmp(s.op.tokens, s.ref.tokens, rb)         ? "input_tokens"
+                      : memcmp(s.op.positions, s.ref.positions, rb) ? "input_positions"
+                      : memcmp(s.op.seq_lens, s.ref.seq_lens, rb)   ? "seq_lens"
+                      : memcmp(s.op.slots, s.ref.slots, rb)         ? "slot_mapping"
+                                                                    : NULL;
+    if (bad) {
+      r.check = BENCH_CHECK_FAIL;
+      snprintf(r.note, sizeof r.note, "%s differs from the reference", bad);
+    }
+  }
+
+  bench_timing op = bench_time(run_op, reset_op, &s, bench_op_budget(env), 11, MAX_INNER);
+  bench_timing ref = bench_time(run_ref, reset_ref, &s, bench_ref_budget(env), 5, MAX_INNER);
+  double bytes = c->spec ? (double)s.rows * 48 + (double)c->num_seqs * 8 * (double)(s.T + c->S + 1)
+                         : (double)c->num_seqs * 56;
+  bench_add(env, &r, &op, &ref, bytes);
+done:
+  llmk_plan_destroy(s.plan);
+  bench_free(arena_op);
+  bench_free(arena_ref);
+  bench_free(s.init);
+}
+
+void bench_advance_step(bench_env *env) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const as_case *c = &cases[i];
+    if (env->quick && !c->quick) continue;
+    char shape[96];
+    if (c->spec)
+      snprintf(shape, sizeof shape, "spec num_seqs=%lld S=%lld bs=%lld", (long long)c->num_seqs,
+               (long long)c->S, (long long)c->block_size);
+    else
+      snprintf(shape, sizeof shape, "plain num_seqs=%lld bs=%lld", (long long)c->num_seqs,
+               (long long)c->block_size);
+    if (bench_want(env, "advance_step", shape, LLMK_DTYPE_INVALID, "i64"))
+      run_case(env, c, shape);
+  }
+}

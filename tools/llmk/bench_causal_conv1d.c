@@ -1,0 +1,327 @@
+/* fused_causal_conv1d, K=3, against ccref_run (tests/ref): the op on one copy of x and
+ * conv_states, the reference on another, both compared bit for bit. Timing then runs the
+ * op in place, call after call; the taps have gain 1 (0.5^2 + 0.5^2 + 0.7071^2) so that
+ * x keeps its scale (shrinking values would turn subnormal and time the FPU's slow path).
+ * With SiLU the library uses its own exp (docs/ops/fused_causal_conv1d.md): an x element
+ * may then differ from the reference by up to one output ulp + 2e-6 * |silu value|, as
+ * tests/ops/test_fused_causal_conv1d.c allows; such elements are counted in the note.
+ * Bytes per call, as bench/bench_causal_conv1d.c counts them: x read and written, the
+ * cache rows read (the history the conv or the state shift needs) and written (state and
+ * APC fill rows), and the weight. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "causal_conv1d_ref.h"
+
+enum { KTAPS = 3 };
+
+typedef struct cc_case {
+  bool quick;
+  const char *label;
+  llmk_dtype dtype;
+  int64_t batch, dim, m;
+  int kind;            /* 0 fixed batch (3-D x), 1 varlen decode, 2 prefill, 3 mixed */
+  int64_t prefill_len; /* kind 2/3: tokens per prefill sequence */
+  int64_t n_prefill;   /* kind 3: prefill sequences among batch */
+  int64_t block_size;  /* APC when > 0 (prefill only) */
+  bool silu_bias;      /* SiLU and a bias */
+} cc_case;
+
+#define BF LLMK_BF16
+static const cc_case cases[] = {
+    {true, "decode fixed", BF, 256, 8192, 0, 0, 0, 0, 0, false},
+    {true, "decode fixed", BF, 256, 8192, 3, 0, 0, 0, 0, false},
+    {true, "decode varlen", BF, 256, 8192, 3, 1, 0, 0, 0, false},
+    {true, "prefill", BF, 4, 8192, 0, 2, 1024, 0, 0, false},
+    {true, "mixed", BF, 128, 8192, 3, 3, 512, 2, 0, false},
+    {false, "prefill APC bs=256", BF, 4, 8192, 0, 2, 1024, 0, 256, false},
+    {false, "decode fixed silu+bias", BF, 256, 8192, 3, 0, 0, 0, 0, true},
+    {false, "decode fixed", BF, 64, 4096, 0, 0, 0, 0, 0, false},
+    {false, "decode fixed", LLMK_F16, 256, 8192, 3, 0, 0, 0, 0, false},
+    {false, "prefill", LLMK_F16, 4, 8192, 0, 2, 1024, 0, 0, false},
+    {false, "decode fixed", LLMK_F32, 256, 8192, 3, 0, 0, 0, 0, false},
+    {false, "prefill", LLMK_F32, 4, 8192, 0, 2, 1024, 0, 0, false},
+};
+
+typedef struct cc_state {
+  llmk_plan *plan;
+  size_t ws;
+  void *w;
+  llmk_context *ctx;
+  ccref_args ref;
+} cc_state;
+
+static int run_op(void *arg) {
+  cc_state *s = arg;
+  return llmk_fused_causal_conv1d(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
+}
+
+static int run_ref(void *arg) {
+  cc_state *s = arg;
+  return ccref_run(&s->ref) != 0;
+}
+
+/* n values in about [-2, 2] of dtype dt, none tiny */
+static void fill_x(void *dst, llmk_dtype dt, size_t n, bench_rng *rng) {
+  enum { CHUNK = 4096 };
+  float tmp[CHUNK];
+  size_t es = llmk_dtype_size(dt);
+  for (size_t i = 0; i < n; i += CHUNK) {
+    size_t m = n - i < CHUNK ? n - i : CHUNK;
+    for (size_t j = 0; j < m; j++) {
+      uint64_t u = bench_rand(rng);
+      float v = 0.25f + (float)(u >> 41) * 0x1p-23f * 1.75f;
+      tmp[j] = (u & 1) ? -v : v;
+    }
+    llmk_convert((char *)dst + i * es, dt, tmp, LLMK_F32, m);
+  }
+}
+
+/* Spacing of dtype dt's values at magnitude |v|. */
+static double ulp_of(llmk_dtype dt, double v) {
+  int p = dt == LLMK_F32 ? 23 : dt == LLMK_F16 ? 10 : 7;
+  int emin = dt == LLMK_F32 ? -126 : dt == LLMK_F16 ? -14 : -126;
+  v = fabs(v);
+  int e = emin;
+  if (v > 0) {
+    (void)frexp(v, &e);
+    e -= 1; /* v in [2^e, 2^(e+1)) */
+    if (e < emin) e = emin;
+  }
+  return ldexp(1.0, e - p);
+}
+
+/* x of the op against the reference's, with the SiLU tolerance: the number of elements
+ * that differ within it in *near, and -1 if one differs by more (else 0). */
+static int compare_silu(llmk_dtype dt, const void *got, const void *want, const float *y_act,
+                        size_t n, size_t *near) {
+  ccref_dtype rd = dt == LLMK_F32 ? CCREF_F32 : dt == LLMK_F16 ? CCREF_F16 : CCREF_BF16;
+  *near = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t g = ccref_load(got, (int64_t)i, rd), w = ccref_load(want, (int64_t)i, rd);
+    if (g == w) continue;
+    double gv = ccref_widen(rd, g), wv = ccref_widen(rd, w);
+    if (!isfinite(gv) || !isfinite(wv)) return -1;
+    double diff = fabs(gv - wv), big = fmax(fabs(gv), fabs(wv));
+    if (diff > ulp_of(dt, big) + 2e-6 * fabs((double)y_act[i])) return -1;
+    (*near)++;
+  }
+  return 0;
+}
+
+static ccref_dtype ccdt(llmk_dtype d) {
+  return d == LLMK_F32 ? CCREF_F32 : d == LLMK_F16 ? CCREF_F16 : CCREF_BF16;
+}
+
+static void run_case(bench_env *env, const cc_case *c, const char *shape, const char *dt) {
+  bench_result r;
+  bench_result_init(&r, "fused_causal_conv1d", shape, dt);
+  cc_state s;
+  memset(&s, 0, sizeof s);
+  s.ctx = env->ctx;
+  bench_rng rng = {0xc0171du + (uint64_t)c->batch * 7u + (uint64_t)c->kind};
+  const int64_t K = KTAPS, dim = c->dim, B = c->batch, m = c->m, C = K - 1 + m;
+  const size_t es = llmk_dtype_size(c->dtype);
+  int64_t *len = bench_alloc((size_t)B * 8, 0);
+  int64_t T = 0;
+  for (int64_t b = 0; b < B; b++) {
+    if (c->kind == 0) len[b] = m + 1;
+    else if (c->kind == 1) len[b] = 1 + (int64_t)bench_rand_below(&rng, (uint64_t)(m + 1));
+    else if (c->kind == 2 || b < c->n_prefill) len[b] = c->prefill_len;
+    else len[b] = 1 + (int64_t)bench_rand_below(&rng, (uint64_t)(m + 1));
+    T += len[b];
+  }
+  const bool apc = c->block_size > 0, use_nacc = c->kind != 2 && m > 0;
+  int64_t max_blocks = apc ? c->prefill_len / c->block_size + 2 : 1;
+  int64_t lines = apc ? B * max_blocks + 8 : 2 * B + 8;
+  size_t x_bytes = (size_t)(T * dim) * es, cs_bytes = (size_t)(lines * C * dim) * es;
+  void *x = bench_alloc(x_bytes, 0), *rx = bench_alloc(x_bytes, 0);
+  void *cs = bench_alloc(cs_bytes, 0), *rcs = bench_alloc(cs_bytes, 0);
+  void *w = bench_alloc((size_t)(K * dim) * es, 0), *bias = bench_alloc((size_t)dim * es, 0);
+  fill_x(x, c->dtype, (size_t)(T * dim), &rng);
+  fill_x(cs, c->dtype, (size_t)(lines * C * dim), &rng);
+  {
+    float *tw = bench_alloc((size_t)(K * dim) * 4, 0), *tb = bench_alloc((size_t)dim * 4, 0);
+    static const float taps[3] = {0.5f, 0.5f, 0.70710678f};
+    for (int64_t i = 0; i < K * dim; i++) tw[i] = (bench_rand(&rng) & 1) ? -taps[i / dim] : taps[i / dim];
+    /* never 0: with SiLU, in-place repeated calls then settle on values away from 0 */
+    for (int64_t i = 0; i < dim; i++) {
+      uint64_t u = bench_rand(&rng);
+      tb[i] = (float)(1 + (u >> 1) % 4) * ((u & 1) ? -0.0625f : 0.0625f);
+    }
+    llmk_convert(w, c->dtype, tw, LLMK_F32, (size_t)(K * dim));
+    llmk_convert(bias, c->dtype, tb, LLMK_F32, (size_t)dim);
+    bench_free(tw);
+    bench_free(tb);
+  }
+  int64_t *qsl = bench_alloc((size_t)(B + 1) * 8, 0), *ci = bench_alloc((size_t)(B * max_blocks) * 8, 0);
+  int64_t *nacc = bench_alloc((size_t)B * 8, 0), *nct = bench_alloc((size_t)B * 8, 0);
+  int64_t *first = bench_alloc((size_t)B * 8, 0), *last = bench_alloc((size_t)B * 8, 0);
+  int64_t *init = bench_alloc((size_t)B * 8, 0), *perm = bench_alloc((size_t)lines * 8, 0);
+  for (int64_t i = 0; i < lines; i++) perm[i] = i;
+  for (int64_t i = lines - 1; i > 0; i--) {
+    int64_t j = (int64_t)bench_rand_below(&rng, (uint64_t)(i + 1));
+    int64_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  qsl[0] = 0;
+  for (int64_t b = 0; b < B; b++) qsl[b + 1] = qsl[b] + len[b];
+  for (int64_t i = 0; i < B * max_blocks; i++) ci[i] = perm[i];
+  for (int64_t b = 0; b < B; b++) {
+    nacc[b] = len[b] > m + 1 ? 0 : (int64_t)(1 + bench_rand_below(&rng, (uint64_t)(m + 1)));
+    nct[b] = apc ? c->block_size / 2 : 7;
+    init[b] = 0;
+    first[b] = 0;
+    last[b] = apc ? (nct[b] % c->block_size + len[b] - 1) / c->block_size : 0;
+  }
+  /* the rows that must move */
+  int64_t rows = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t off = use_nacc ? (nacc[b] > 1 ? nacc[b] - 1 : 0) : C - (K - 1), hn = off + K - 1;
+    int64_t Ln = hn + len[b], M = C < Ln ? C : Ln, lo = Ln - M < off ? Ln - M : off;
+    rows += 2 * len[b] + M + (hn - (lo > 0 ? lo : 0)) + (last[b] - first[b]) * (K - 1);
+  }
+  double bytes = (double)(rows + K + (c->silu_bias ? 1 : 0)) * (double)dim * (double)es;
+  memcpy(rx, x, x_bytes);
+  memcpy(rcs, cs, cs_bytes);
+
+  llmk_tensor tx, tw, tcs, tq, tci, tn, tnct, tf, tl, ti, tbias;
+  int64_t sx2[2] = {T, dim}, sx3[3] = {B, m + 1, dim}, sw[2] = {K, dim}, scs[3] = {lines, C, dim};
+  int64_t sq[1] = {B + 1}, sb[1] = {B}, sci2[2] = {B, max_blocks}, sd[1] = {dim};
+  if (c->kind == 0) llmk_tensor_init(&tx, c->dtype, 3, sx3, NULL, x);
+  else llmk_tensor_init(&tx, c->dtype, 2, sx2, NULL, x);
+  llmk_tensor_init(&tw, c->dtype, 2, sw, NULL, w);
+  llmk_tensor_init(&tcs, c->dtype, 3, scs, NULL, cs);
+  llmk_tensor_init(&tq, LLMK_I64, 1, sq, NULL, qsl);
+  if (apc) llmk_tensor_init(&tci, LLMK_I64, 2, sci2, NULL, ci);
+  else llmk_tensor_init(&tci, LLMK_I64, 1, sb, NULL, ci);
+  llmk_tensor_init(&tn, LLMK_I64, 1, sb, NULL, nacc);
+  llmk_tensor_init(&tnct, LLMK_I64, 1, sb, NULL, nct);
+  llmk_tensor_init(&tf, LLMK_I64, 1, sb, NULL, first);
+  llmk_tensor_init(&tl, LLMK_I64, 1, sb, NULL, last);
+  llmk_tensor_init(&ti, LLMK_I64, 1, sb, NULL, init);
+  llmk_tensor_init(&tbias, c->dtype, 1, sd, NULL, bias);
+  llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
+      &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL, apc ? &tnct : NULL,
+      apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL, c->silu_bias ? &tbias : NULL, -1, -1, 0,
+      c->block_size, 0, c->silu_bias ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.ws, &s.plan);
+  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
+  if (st != LLMK_SUCCESS) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
+    bench_add_error(env, &r, msg);
+    goto done;
+  }
+  s.w = s.ws ? bench_alloc(s.ws, 0) : NULL;
+
+  ccref_args *a = &s.ref;
+  memset(a, 0, sizeof *a);
+  a->x_dtype = a->weight_dtype = a->bias_dtype = ccdt(c->dtype);
+  a->batch = B;
+  a->dim = dim;
+  a->K = K;
+  a->x = rx;
+  a->num_tokens = T;
+  a->seq_len_3d = c->kind == 0 ? m + 1 : 0;
+  a->x_stride_b = (m + 1) * dim;
+  a->x_stride_t = dim;
+  a->query_start_loc = qsl;
+  a->weight = w;
+  a->weight_stride = dim;
+  a->bias = c->silu_bias ? bias : NULL;
+  a->conv_states = rcs;
+  a->num_lines = lines;
+  a->C = C;
+  a->cs_stride_line = C * dim;
+  a->cs_stride_row = dim;
+  a->cache_indices = ci;
+  a->max_blocks = apc ? max_blocks : 0;
+  a->num_accepted_tokens = use_nacc ? nacc : NULL;
+  a->num_computed_tokens = apc ? nct : NULL;
+  a->block_idx_first = apc ? first : NULL;
+  a->block_idx_last = apc ? last : NULL;
+  a->initial_state_idx = apc ? init : NULL;
+  a->pad_slot_id = -1;
+  a->max_query_len = -1;
+  a->block_size = c->block_size;
+  a->silu = c->silu_bias;
+  float *y_act = c->silu_bias ? bench_alloc((size_t)(T * dim) * 4, 0) : NULL;
+  a->y_act = y_act;
+
+  st = llmk_fused_causal_conv1d(s.w, s.ws, s.plan, s.ctx);
+  bench_progress(env, "    reference...\n");
+  double t0 = bench_now();
+  int ref_rc = run_ref(&s);
+  double t_ref = bench_now() - t0;
+  if (st != LLMK_SUCCESS) {
+    r.check = BENCH_CHECK_ERROR;
+    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
+  } else if (ref_rc != 0) {
+    r.check = BENCH_CHECK_FAIL;
+    snprintf(r.note, sizeof r.note, "the reference rejected the inputs (%d)", ccref_run(a));
+  } else if (memcmp(cs, rcs, cs_bytes)) {
+    r.check = BENCH_CHECK_FAIL;
+    snprintf(r.note, sizeof r.note, "conv_states differs from the reference");
+  } else if (!c->silu_bias && memcmp(x, rx, x_bytes)) {
+    r.check = BENCH_CHECK_FAIL;
+    snprintf(r.note, sizeof r.note, "x differs from the reference");
+  } else if (c->silu_bias) {
+    size_t near = 0;
+    if (compare_silu(c->dtype, x, rx, y_act, (size_t)(T * dim), &near) != 0) {
+      r.check = BENCH_CHECK_FAIL;
+      snprintf(r.note, sizeof r.note, "x differs from the reference beyond the SiLU tolerance");
+    } else if (near) {
+      snprintf(r.note, sizeof r.note, "%zu of %lld x elements within 1 ulp of the reference "
+               "(the library's own exp in SiLU, documented)", near, (long long)(T * dim));
+    }
+  }
+  bench_timing op = bench_time(run_op, NULL, &s, bench_op_budget(env), 11, 1000);
+  /* the reference keeps running in place on its own copy (its timing only) */
+  bench_timing ref = bench_time_ref(run_ref, NULL, &s, t_ref, bench_ref_budget(env));
+  bench_add(env, &r, &op, &ref, bytes);
+done:
+  llmk_plan_destroy(s.plan);
+  bench_free(s.w);
+  bench_free(s.ref.y_act);
+  bench_free(len);
+  bench_free(x);
+  bench_free(rx);
+  bench_free(cs);
+  bench_free(rcs);
+  bench_free(w);
+  bench_free(bias);
+  bench_free(qsl);
+  bench_free(ci);
+  bench_free(nacc);
+  bench_free(nct);
+  bench_free(first);
+  bench_free(last);
+  bench_free(init);
+  bench_free(perm);
+}
+
+void bench_fused_causal_conv1d(bench_env *env) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const cc_case *c = &cases[i];
+    if (env->quick && !c->quick) continue;
+    char shape[96];
+    if (c->kind == 0)
+      snprintf(shape, sizeof shape, "%s B=%lld dim=%lld m=%lld", c->label, (long long)c->batch,
+               (long long)c->dim, (long long)c->m);
+    else if (c->kind == 1)
+      snprintf(shape, sizeof shape, "%s B=%lld dim=%lld m=%lld (1..%lld tok)", c->label,
+               (long long)c->batch, (long long)c->dim, (long long)c->m, (long long)c->m + 1);
+    else if (c->kind == 2)
+      snprintf(shape, sizeof shape, "%s %lldx%lld dim=%lld", c->label, (long long)c->batch,
+               (long long)c->prefill_len, (long long)c->dim);
+    else
+      snprintf(shape, sizeof shape, "%s %lldx%lld+%lld decode dim=%lld m=%lld", c->label,
+               (long long)c->n_prefill, (long long)c->prefill_len,
+               (long long)(c->batch - c->n_prefill), (long long)c->dim, (long long)c->m);
+    const char *dt = llmk_dtype_name(c->dtype);
+    if (bench_want(env, "fused_causal_conv1d", shape, c->dtype, dt)) run_case(env, c, shape, dt);
+  }
+}

@@ -1,0 +1,195 @@
+/* apply_top_k_top_p against the sort-based reference top_k_top_p_ref (tests/ref): a
+ * stable sort of every row, one thread (the reference is not thread-safe). It is slow,
+ * so it runs once for the check (and a few more times only where that is cheap); the
+ * speed-up is its time over the op's median.
+ * The check compares every entry: kept entries keep their bits, masked ones are -inf.
+ * Where the reference's f32 rounding decides an entry (its cumulative sum within 64 ulp
+ * of 1-p, the header's documented exception), a difference is counted and reported but
+ * only fails the case when there are many (more than 0.1% of the entries); any other
+ * difference fails it.
+ * Bytes per call: the logits read once and the output written once. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "top_k_top_p_ref.h"
+
+typedef struct tkp_case {
+  bool quick;
+  int64_t B, V;
+  llmk_dtype dtype;
+  int32_t k;   /* 0: no k tensor */
+  float p;     /* < 0: no p tensor */
+  bool mixed;  /* per-row k and p drawn from the spec's values */
+} tkp_case;
+
+static const tkp_case cases[] = {
+    {true, 64, 151936, LLMK_F32, 50, 0.9f, false},
+    {true, 1, 151936, LLMK_F32, 50, 0.9f, false},
+    {true, 256, 32000, LLMK_F32, 50, 0.9f, false},
+    {true, 64, 151936, LLMK_BF16, 50, 0.9f, false},
+    {false, 64, 151936, LLMK_F32, 0, 0.9f, false},
+    {false, 64, 151936, LLMK_F32, 50, -1.0f, false},
+    {false, 1, 151936, LLMK_F32, 0, 0.9f, false},
+    {false, 1, 151936, LLMK_F32, 50, -1.0f, false},
+    {false, 8, 128256, LLMK_F32, 50, 0.9f, false},
+    {false, 8, 256000, LLMK_F32, 50, 0.9f, false},
+    {false, 64, 256000, LLMK_F32, 50, 0.9f, false},
+    {false, 64, 151936, LLMK_F32, 1000, 0.99f, false},
+    {false, 64, 151936, LLMK_F32, 1, 0.5f, false},
+    {false, 64, 151936, LLMK_F16, 50, 0.9f, false},
+    {false, 64, 151936, LLMK_F32, 0, 0.0f, true},
+};
+
+typedef struct tkp_state {
+  const tkp_case *c;
+  size_t n, esz;
+  float *x;            /* the values the op sees, widened */
+  void *logits, *out;
+  float *pv;
+  int32_t *kv;
+  unsigned char *keep; /* the reference's result */
+  double *margin;      /* per row */
+  llmk_plan *plan;
+  size_t ws;
+  void *w;
+  llmk_context *ctx;
+} tkp_state;
+
+static int run_op(void *arg) {
+  tkp_state *s = arg;
+  return llmk_apply_top_k_top_p(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
+}
+
+static int run_ref(void *arg) {
+  tkp_state *s = arg;
+  const tkp_case *c = s->c;
+  for (int64_t b = 0; b < c->B; b++) {
+    tkp_ref_args a = {c->k || c->mixed ? s->kv[b] : 0, c->p >= 0 || c->mixed, s->pv[b], 0, 0.0f};
+    tkp_ref_info info;
+    tkp_ref_row(s->x + b * c->V, c->V, &a, s->keep + b * c->V, &info);
+    s->margin[b] = info.margin_p;
+  }
+  return 0;
+}
+
+static uint32_t load_bits(const void *p, size_t i, size_t esz) {
+  if (esz == 4) {
+    uint32_t u;
+    memcpy(&u, (const char *)p + i * 4, 4);
+    return u;
+  }
+  uint16_t h;
+  memcpy(&h, (const char *)p + i * 2, 2);
+  return h;
+}
+
+static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
+  bench_result r;
+  const char *dt = llmk_dtype_name(c->dtype);
+  bench_result_init(&r, "apply_top_k_top_p", shape, dt);
+  tkp_state s;
+  memset(&s, 0, sizeof s);
+  s.c = c;
+  s.ctx = env->ctx;
+  s.n = (size_t)(c->B * c->V);
+  s.esz = llmk_dtype_size(c->dtype);
+  s.x = bench_alloc(s.n * 4, 0);
+  s.logits = bench_alloc(s.n * s.esz, 0);
+  s.out = bench_alloc(s.n * s.esz, 0);
+  s.keep = bench_alloc(s.n, 0);
+  s.margin = bench_alloc((size_t)c->B * sizeof *s.margin, 0);
+  s.pv = bench_alloc((size_t)c->B * 4, 0);
+  s.kv = bench_alloc((size_t)c->B * 4, 0);
+  bench_rng rng = {0x7b7bu + (uint64_t)c->V};
+  for (size_t i = 0; i < s.n; i++) { /* roughly normal logits, sd 2 */
+    float sum = 0;
+    for (int j = 0; j < 4; j++) sum += (float)(bench_rand(&rng) >> 40) * 0x1p-24f;
+    s.x[i] = (sum - 2.0f) * 3.4f;
+  }
+  if (c->dtype == LLMK_F32) memcpy(s.logits, s.x, s.n * 4);
+  else llmk_convert(s.logits, c->dtype, s.x, LLMK_F32, s.n);
+  llmk_convert(s.x, LLMK_F32, s.logits, c->dtype, s.n); /* exact widening */
+  static const int32_t mk[5] = {0, 1, 20, 50, 1000};
+  static const float mp[4] = {0.5f, 0.9f, 0.99f, 1.0f};
+  for (int64_t b = 0; b < c->B; b++) {
+    s.kv[b] = c->mixed ? mk[b % 5] : c->k;
+    s.pv[b] = c->mixed ? mp[(b / 5) % 4] : c->p;
+  }
+  bool has_p = c->p >= 0 || c->mixed, has_k = c->k != 0 || c->mixed;
+  llmk_tensor tl, to, tp, tk;
+  int64_t bv[2] = {c->B, c->V}, bb[1] = {c->B};
+  llmk_tensor_init(&tl, c->dtype, 2, bv, NULL, s.logits);
+  llmk_tensor_init(&to, c->dtype, 2, bv, NULL, s.out);
+  llmk_tensor_init(&tp, LLMK_F32, 1, bb, NULL, s.pv);
+  llmk_tensor_init(&tk, LLMK_I32, 1, bb, NULL, s.kv);
+  llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(&tl, has_p ? &tp : NULL,
+                                                             has_k ? &tk : NULL, &to, &s.ws, &s.plan);
+  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
+  if (st != LLMK_SUCCESS) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
+    bench_add_error(env, &r, msg);
+    goto done;
+  }
+  s.w = bench_alloc(s.ws + 64, 0);
+
+  st = llmk_apply_top_k_top_p(s.w, s.ws, s.plan, s.ctx);
+  bench_progress(env, "    reference (sorts every row, 1 thread)...\n");
+  double t0 = bench_now();
+  run_ref(&s);
+  double t_ref = bench_now() - t0;
+  if (st != LLMK_SUCCESS) {
+    r.check = BENCH_CHECK_ERROR;
+    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
+  } else {
+    const uint32_t ninf = s.esz == 4 ? 0xff800000u : c->dtype == LLMK_F16 ? 0xfc00u : 0xff80u;
+    size_t diff = 0, close = 0;
+    for (int64_t b = 0; b < c->B; b++) {
+      size_t d = 0;
+      for (size_t j = (size_t)(b * c->V); j < (size_t)((b + 1) * c->V); j++) {
+        uint32_t want = s.keep[j] ? load_bits(s.logits, j, s.esz) : ninf;
+        d += load_bits(s.out, j, s.esz) != want;
+      }
+      diff += d;
+      if (d && has_p && s.margin[b] < 64) close += d; /* decided by f32 rounding */
+    }
+    if (diff > close || close > s.n / 1000) {
+      r.check = BENCH_CHECK_FAIL;
+      snprintf(r.note, sizeof r.note, "%zu entries differ from the reference (%zu near the top-p "
+               "boundary)", diff, close);
+    } else if (diff) {
+      snprintf(r.note, sizeof r.note, "%zu entries differ within 64 ulp of the top-p boundary "
+               "(f32 rounding, allowed)", diff);
+    }
+  }
+  bench_timing op = bench_time(run_op, NULL, &s, bench_op_budget(env), 7, 1000);
+  bench_timing ref = bench_time_ref(run_ref, NULL, &s, t_ref, bench_ref_budget(env));
+  bench_add(env, &r, &op, &ref, 2.0 * (double)s.n * (double)s.esz);
+done:
+  llmk_plan_destroy(s.plan);
+  bench_free(s.w);
+  bench_free(s.x);
+  bench_free(s.logits);
+  bench_free(s.out);
+  bench_free(s.keep);
+  bench_free(s.margin);
+  bench_free(s.pv);
+  bench_free(s.kv);
+}
+
+void bench_apply_top_k_top_p(bench_env *env) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const tkp_case *c = &cases[i];
+    if (env->quick && !c->quick) continue;
+    char shape[96], kp[48];
+    if (c->mixed) snprintf(kp, sizeof kp, "mixed k, p per row");
+    else if (c->k && c->p >= 0) snprintf(kp, sizeof kp, "k=%d p=%g", (int)c->k, (double)c->p);
+    else if (c->k) snprintf(kp, sizeof kp, "k=%d", (int)c->k);
+    else snprintf(kp, sizeof kp, "p=%g", (double)c->p);
+    snprintf(shape, sizeof shape, "B=%lld V=%lld %s", (long long)c->B, (long long)c->V, kp);
+    if (bench_want(env, "apply_top_k_top_p", shape, c->dtype, llmk_dtype_name(c->dtype)))
+      run_case(env, c, shape);
+  }
+}

@@ -1,0 +1,257 @@
+/* llmk: the command-line tool of the llmk library.
+ *   llmk bench [OP...] [options]   benchmarks every operator against the memory bandwidth
+ *                                  and the in-process references
+ *   llmk info                      version, ISA, chosen kernels, threads */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: llmk <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  bench [OP...] [options]  run the operators on the spec's benchmark shapes, check\n"
+          "                           each against its reference, print a table (llmk bench --help)\n"
+          "  info                     version, detected ISA, the kernels each op uses, threads\n"
+          "\n"
+          "  llmk --help | -h         this text\n"
+          "  llmk --version           the library's version\n");
+}
+
+typedef struct op_entry {
+  const char *name;
+  void (*run)(bench_env *env);
+} op_entry;
+
+static const op_entry ops[] = {
+    {"advance_step", bench_advance_step},
+    {"scatter_pa_kv_cache", bench_scatter_pa_kv_cache},
+    {"gather_pa_kv_cache", bench_gather_pa_kv_cache},
+    {"apply_top_k_top_p", bench_apply_top_k_top_p},
+    {"fused_causal_conv1d", bench_fused_causal_conv1d},
+};
+enum { NUM_OPS = sizeof ops / sizeof ops[0] };
+
+static void bench_usage(FILE *f) {
+  fprintf(f,
+          "usage: llmk bench [OP...] [--quick] [--threads N] [--dtype LIST] [--json FILE]\n"
+          "                  [--plot FILE.svg] [--shape TEXT] [--isa ISA] [--list]\n"
+          "\n"
+          "Runs every operator on the benchmark shapes of the spec. Each case is first checked\n"
+          "once against the in-process reference (tests/ref: naive code written from the\n"
+          "spec), on separate copies of the inputs, then timed. The table gives the median\n"
+          "time per call, the effective bandwidth (the bytes the op must read and write per\n"
+          "call / time), that as a %% of the memory bandwidth measured at the start of the run\n"
+          "(memcpy over the same threads), and the speed-up over the reference (one thread).\n"
+          "Progress goes to stderr, the table to stdout.\n"
+          "\n"
+          "  OP               advance_step, scatter_pa_kv_cache, gather_pa_kv_cache,\n"
+          "                   apply_top_k_top_p, fused_causal_conv1d; any part of a name\n"
+          "                   selects every op containing it (kv_cache: scatter and gather).\n"
+          "                   Default: every op.\n"
+          "  --quick          the quick set (under a minute on 2 cores); default: the full set\n"
+          "  --threads N      threads for the ops and the bandwidth probe (default: as\n"
+          "                   llmk_context_create(0): LLMK_NUM_THREADS if set, else the\n"
+          "                   online CPUs)\n"
+          "  --dtype LIST     comma-separated f32,f16,bf16: only cases of these dtypes (the\n"
+          "                   16/32-bit side of fp8 conversions); advance_step (i64) always runs\n"
+          "  --shape TEXT     only cases whose shape label contains TEXT (see --list)\n"
+          "  --json FILE      also write the results as JSON (machine, bandwidth, cases)\n"
+          "  --plot FILE.svg  also write an SVG bar chart of %% of bandwidth per case\n"
+          "  --isa ISA        cap the kernels at scalar, avx2 or avx512 (as LLMK_ISA does)\n"
+          "  --list           list the cases the filters select; run nothing\n"
+          "\n"
+          "Exit status: 0 every check passed; 1 a check failed (FAIL in the table) or an op\n"
+          "returned an error; 2 a usage error.\n");
+}
+
+static int parse_int(const char *s, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < 1 || v > 4096) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_dtypes(const char *s, unsigned *mask) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", s);
+  *mask = 0;
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    if (!strcmp(tok, "f32")) *mask |= 1u << LLMK_F32;
+    else if (!strcmp(tok, "f16")) *mask |= 1u << LLMK_F16;
+    else if (!strcmp(tok, "bf16")) *mask |= 1u << LLMK_BF16;
+    else return -1;
+  }
+  return *mask ? 0 : -1;
+}
+
+static bool op_selected(const bench_env *env, const char *name) {
+  if (env->n_op_filters == 0) return true;
+  for (int i = 0; i < env->n_op_filters; i++)
+    if (strstr(name, env->op_filters[i])) return true;
+  return false;
+}
+
+int cmd_bench(int argc, char **argv) {
+  bench_env env;
+  memset(&env, 0, sizeof env);
+  const char *json = NULL, *plot = NULL, *isa = NULL;
+  int threads = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = NULL;
+    char opt[32];
+    if (a[0] == '-' && a[1] == '-' && strchr(a, '=')) { /* --opt=value */
+      size_t n = (size_t)(strchr(a, '=') - a);
+      if (n >= sizeof opt) n = sizeof opt - 1;
+      memcpy(opt, a, n);
+      opt[n] = 0;
+      val = strchr(a, '=') + 1;
+      a = opt;
+    }
+    bool takes = !strcmp(a, "--threads") || !strcmp(a, "--dtype") || !strcmp(a, "--json") ||
+                 !strcmp(a, "--plot") || !strcmp(a, "--isa") || !strcmp(a, "--shape");
+    if (takes && !val) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "llmk bench: %s needs a value\n", a);
+        return 2;
+      }
+      val = argv[++i];
+    } else if (!takes && val) {
+      fprintf(stderr, "llmk bench: %s takes no value\n", a);
+      return 2;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      bench_usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--quick")) {
+      env.quick = true;
+    } else if (!strcmp(a, "--list")) {
+      env.list_only = true;
+    } else if (!strcmp(a, "--threads")) {
+      if (parse_int(val, &threads)) {
+        fprintf(stderr, "llmk bench: --threads wants a number from 1 to 4096, not '%s'\n", val);
+        return 2;
+      }
+    } else if (!strcmp(a, "--dtype")) {
+      if (parse_dtypes(val, &env.dtype_mask)) {
+        fprintf(stderr, "llmk bench: --dtype wants a comma-separated list of f32, f16, bf16, "
+                "not '%s'\n", val);
+        return 2;
+      }
+    } else if (!strcmp(a, "--shape")) {
+      env.shape_filter = val;
+    } else if (!strcmp(a, "--json")) {
+      json = val;
+    } else if (!strcmp(a, "--plot")) {
+      plot = val;
+    } else if (!strcmp(a, "--isa")) {
+      isa = val;
+      if (strcmp(isa, "scalar") && strcmp(isa, "avx2") && strcmp(isa, "avx512")) {
+        fprintf(stderr, "llmk bench: --isa wants scalar, avx2 or avx512, not '%s'\n", isa);
+        return 2;
+      }
+    } else if (a[0] == '-') {
+      fprintf(stderr, "llmk bench: unknown option '%s' (see llmk bench --help)\n", a);
+      return 2;
+    } else {
+      bool any = false;
+      for (int k = 0; k < NUM_OPS; k++) any |= strstr(ops[k].name, a) != NULL;
+      if (!any || !a[0]) {
+        fprintf(stderr, "llmk bench: no op matches '%s' (ops:", a);
+        for (int k = 0; k < NUM_OPS; k++) fprintf(stderr, " %s", ops[k].name);
+        fprintf(stderr, ")\n");
+        return 2;
+      }
+      if (env.n_op_filters == BENCH_MAX_OP_FILTERS) {
+        fprintf(stderr, "llmk bench: too many OP arguments\n");
+        return 2;
+      }
+      env.op_filters[env.n_op_filters++] = a;
+    }
+  }
+  if (isa)
+    llmk_set_max_isa(!strcmp(isa, "scalar") ? LLMK_ISA_SCALAR
+                     : !strcmp(isa, "avx2") ? LLMK_ISA_AVX2
+                                            : LLMK_ISA_AVX512);
+  env.threads = threads > 0 ? threads : tool_default_threads();
+
+  if (env.list_only) {
+    printf("cases of the %s set:\n", env.quick ? "quick" : "full");
+    for (int k = 0; k < NUM_OPS; k++)
+      if (op_selected(&env, ops[k].name)) ops[k].run(&env);
+    printf("%d case%s\n", env.n_listed, env.n_listed == 1 ? "" : "s");
+    return 0;
+  }
+
+  env.list_only = env.silent = true; /* count the cases first, for the progress lines */
+  for (int k = 0; k < NUM_OPS; k++)
+    if (op_selected(&env, ops[k].name)) ops[k].run(&env);
+  env.case_count = env.n_listed;
+  env.list_only = env.silent = false;
+  if (env.case_count == 0) {
+    fprintf(stderr, "llmk bench: no case of the %s set matches the filters\n",
+            env.quick ? "quick" : "full");
+    return 2;
+  }
+  if (llmk_context_create(env.threads, &env.ctx) != LLMK_SUCCESS) {
+    fprintf(stderr, "llmk bench: cannot create a context of %d threads: %s\n", env.threads,
+            llmk_last_error());
+    return 1;
+  }
+  double t_start = bench_now();
+  env.loadavg = tool_loadavg();
+  if (env.loadavg > 0.5)
+    fprintf(stderr, "llmk bench: warning: load average %.2f before the run: other processes "
+            "compete for the CPUs, multi-threaded timings may be inflated\n", env.loadavg);
+  size_t probe = (size_t)(env.quick ? 128 : 256) << 20;
+  fprintf(stderr, "llmk bench: measuring the memory bandwidth (memcpy of %zu MiB, %d thread%s)...\n",
+          probe >> 20, env.threads, env.threads == 1 ? "" : "s");
+  env.bandwidth_gbps = bench_memcpy_bandwidth(env.threads, probe);
+  env.bandwidth_bytes = (double)probe;
+  fprintf(stderr, "llmk bench: %.2f GB/s\n", env.bandwidth_gbps);
+
+  for (int k = 0; k < NUM_OPS; k++)
+    if (op_selected(&env, ops[k].name)) ops[k].run(&env);
+  double elapsed = bench_now() - t_start;
+
+  report_header(&env, stdout);
+  report_table(&env, stdout);
+  int failed = 0;
+  for (int i = 0; i < env.n_results; i++) failed += env.results[i].check != BENCH_CHECK_OK;
+  printf("%d case%s, %d failed, %.1f s\n", env.n_results, env.n_results == 1 ? "" : "s", failed,
+         elapsed);
+  fflush(stdout);
+  int rc = failed ? 1 : 0;
+  if (json && report_json(&env, json) != 0) rc = 1;
+  if (plot && report_svg(&env, plot) != 0) rc = 1;
+  llmk_context_destroy(env.ctx);
+  free(env.results);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+    printf("llmk %s\n", llmk_version_string());
+    return 0;
+  }
+  if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+  if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
+  fprintf(stderr, "llmk: unknown command '%s'\n\n", cmd);
+  usage(stderr);
+  return 2;
+}

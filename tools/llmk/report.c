@@ -1,0 +1,239 @@
+/* The results of llmk bench: the table on stdout, --json FILE and --plot FILE.svg. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+static const char *check_name(bench_check c) {
+  return c == BENCH_CHECK_OK ? "ok" : "FAIL";
+}
+
+static const char *fmt_time(double s, char *buf, size_t n) {
+  if (isnan(s)) snprintf(buf, n, "-");
+  else if (s < 1e-6) snprintf(buf, n, "%.1f ns", s * 1e9);
+  else if (s < 1e-3) snprintf(buf, n, "%.2f us", s * 1e6);
+  else if (s < 1.0) snprintf(buf, n, "%.2f ms", s * 1e3);
+  else snprintf(buf, n, "%.2f s", s);
+  return buf;
+}
+
+static const char *fmt_num(double v, int decimals, char *buf, size_t n) {
+  if (isnan(v)) snprintf(buf, n, "-");
+  else snprintf(buf, n, "%.*f", decimals, v);
+  return buf;
+}
+
+void report_header(const bench_env *env, FILE *f) {
+  fprintf(f, "llmk %s bench (%s set): ISA %s (native %s), %d thread%s (%s), CPU %s\n",
+          llmk_version_string(), env->quick ? "quick" : "full", llmk_isa_name(llmk_get_isa()),
+          llmk_isa_name(llmk_get_native_isa()), env->threads, env->threads == 1 ? "" : "s",
+          llmk_threading_runtime(), tool_cpu_model());
+  fprintf(f, "memory bandwidth: %.2f GB/s (memcpy of %.0f MiB, %d thread%s, bytes read + "
+          "written, median of 9)\n",
+          env->bandwidth_gbps, env->bandwidth_bytes / 1048576.0, env->threads,
+          env->threads == 1 ? "" : "s");
+  if (env->loadavg > 0.5)
+    fprintf(f, "warning: load average %.2f at the start: other processes compete for the CPUs, "
+            "so multi-threaded timings may be inflated\n", env->loadavg);
+}
+
+void report_table(const bench_env *env, FILE *f) {
+  fprintf(f, "\n%-20s %-48s %-16s %10s %8s %7s %9s  %s\n", "op", "shape", "dtype", "time/call",
+          "GB/s", "% bw", "vs ref", "check");
+  char a[32], b[32], c[32], d[32];
+  for (int i = 0; i < env->n_results; i++) {
+    const bench_result *r = &env->results[i];
+    fprintf(f, "%-20s %-48s %-16s %10s %8s %7s %9s  %s\n", r->op, r->shape, r->dtype,
+            fmt_time(r->median_s, a, sizeof a), fmt_num(r->gbps, 2, b, sizeof b),
+            fmt_num(r->pct_bw, 1, c, sizeof c),
+            isnan(r->speedup) ? "-" : (snprintf(d, sizeof d, "%.1fx", r->speedup), d),
+            check_name(r->check));
+  }
+  int notes = 0;
+  for (int i = 0; i < env->n_results; i++)
+    if (env->results[i].note[0]) notes++;
+  if (notes) {
+    fprintf(f, "\nnotes:\n");
+    for (int i = 0; i < env->n_results; i++) {
+      const bench_result *r = &env->results[i];
+      if (r->note[0]) fprintf(f, "  %s %s %s: %s\n", r->op, r->shape, r->dtype, r->note);
+    }
+  }
+  fprintf(f, "\ntime/call: median per call; GB/s: the bytes the op must move (read + written) "
+          "per call / time; %% bw: of the memory bandwidth above (small cases run from cache and "
+          "can exceed 100); vs ref: the in-process naive reference's time (tests/ref, 1 thread) "
+          "/ the op's\n");
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+void tool_json_escape(const char *s, char *out, size_t n) {
+  size_t o = 0;
+  if (n == 0) return;
+  for (; *s && o + 7 < n; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') {
+      out[o++] = '\\';
+      out[o++] = (char)ch;
+    } else if (ch < 0x20) {
+      o += (size_t)snprintf(out + o, n - o, "\\u%04x", ch);
+    } else {
+      out[o++] = (char)ch;
+    }
+  }
+  out[o] = 0;
+}
+
+static void json_str(FILE *f, const char *key, const char *v, bool comma) {
+  char buf[1024];
+  tool_json_escape(v, buf, sizeof buf);
+  fprintf(f, "\"%s\": \"%s\"%s", key, buf, comma ? ", " : "");
+}
+
+static void json_num(FILE *f, const char *key, double v, bool comma) {
+  if (isnan(v) || isinf(v)) fprintf(f, "\"%s\": null%s", key, comma ? ", " : "");
+  else fprintf(f, "\"%s\": %.9g%s", key, v, comma ? ", " : "");
+}
+
+int report_json(const bench_env *env, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    return -1;
+  }
+  fprintf(f, "{\n  ");
+  json_str(f, "tool", "llmk bench", true);
+  json_str(f, "version", llmk_version_string(), true);
+  json_str(f, "set", env->quick ? "quick" : "full", false);
+  fprintf(f, ",\n  \"machine\": {");
+  json_str(f, "cpu", tool_cpu_model(), true);
+  json_num(f, "online_cpus", tool_online_cpus(), true);
+  json_str(f, "cpu_features", llmk_cpu_features(), true);
+  json_str(f, "native_isa", llmk_isa_name(llmk_get_native_isa()), true);
+  json_str(f, "isa", llmk_isa_name(llmk_get_isa()), true);
+  json_str(f, "threading", llmk_threading_runtime(), true);
+  json_num(f, "loadavg_1min", env->loadavg < 0 ? NAN : env->loadavg, false);
+  fprintf(f, "},\n  ");
+  json_num(f, "threads", env->threads, false);
+  fprintf(f, ",\n  \"bandwidth\": {");
+  json_str(f, "method", "memcpy, read + written bytes", true);
+  json_num(f, "threads", env->threads, true);
+  json_num(f, "bytes_per_pass", env->bandwidth_bytes, true);
+  json_num(f, "gbps", env->bandwidth_gbps, false);
+  fprintf(f, "},\n  \"cases\": [");
+  int failed = 0;
+  for (int i = 0; i < env->n_results; i++) {
+    const bench_result *r = &env->results[i];
+    failed += r->check != BENCH_CHECK_OK;
+    fprintf(f, "%s\n    {", i ? "," : "");
+    json_str(f, "op", r->op, true);
+    json_str(f, "shape", r->shape, true);
+    json_str(f, "dtype", r->dtype, true);
+    json_num(f, "median_s", r->median_s, true);
+    json_num(f, "min_s", r->min_s, true);
+    json_num(f, "samples", r->samples, true);
+    json_num(f, "calls_per_sample", r->inner, true);
+    json_num(f, "bytes", r->bytes, true);
+    json_num(f, "gbps", r->gbps, true);
+    json_num(f, "pct_bandwidth", r->pct_bw, true);
+    json_num(f, "ref_s", r->ref_s, true);
+    json_num(f, "ref_samples", r->ref_samples, true);
+    json_num(f, "speedup_vs_ref", r->speedup, true);
+    json_str(f, "check", r->check == BENCH_CHECK_OK ? "ok" : "FAIL", true);
+    json_str(f, "note", r->note, false);
+    fprintf(f, "}");
+  }
+  fprintf(f, "\n  ],\n  ");
+  json_num(f, "failed", failed, false);
+  fprintf(f, "\n}\n");
+  if (fclose(f) != 0) {
+    perror(path);
+    return -1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ SVG */
+
+static void xml_text(FILE *f, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+      case '&': fputs("&amp;", f); break;
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '"': fputs("&quot;", f); break;
+      case '\'': fputs("&apos;", f); break;
+      default:
+        if ((unsigned char)*s >= 0x20) fputc(*s, f);
+    }
+  }
+}
+
+int report_svg(const bench_env *env, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    return -1;
+  }
+  const int label_w = 560, bar_w = 420, row_h = 20, top = 58, right = 70;
+  const int n = env->n_results, width = label_w + bar_w + right;
+  const int height = top + n * row_h + 40;
+  double max_pct = 100.0;
+  for (int i = 0; i < n; i++)
+    if (env->results[i].pct_bw > max_pct) max_pct = env->results[i].pct_bw;
+  max_pct *= 1.02;
+  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+          "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"11\">\n",
+          width, height, width, height);
+  fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", width, height);
+  fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
+  char title[256];
+  snprintf(title, sizeof title, "llmk %s bench (%s): %% of memory bandwidth per case",
+           llmk_version_string(), env->quick ? "quick" : "full");
+  xml_text(f, title);
+  fprintf(f, "</text>\n<text x=\"10\" y=\"38\">");
+  snprintf(title, sizeof title, "ISA %s, %d thread(s), bandwidth %.2f GB/s (memcpy, read + written)",
+           llmk_isa_name(llmk_get_isa()), env->threads, env->bandwidth_gbps);
+  xml_text(f, title);
+  fprintf(f, "</text>\n");
+  /* axis: 0, 25, 50, ... up to max_pct */
+  double step = max_pct > 400 ? 100 : max_pct > 200 ? 50 : 25;
+  for (double v = 0; v <= max_pct; v += step) {
+    double x = label_w + bar_w * v / max_pct;
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
+            "stroke-width=\"1\"%s/>\n",
+            x, top - 6, x, top + n * row_h, v == 100 ? "#333" : "#ddd",
+            v == 100 ? " stroke-dasharray=\"4,3\"" : "");
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.0f%%</text>\n",
+            x, top + n * row_h + 14, v);
+  }
+  for (int i = 0; i < n; i++) {
+    const bench_result *r = &env->results[i];
+    int y = top + i * row_h;
+    char label[256];
+    snprintf(label, sizeof label, "%s %s %s", r->op, r->shape, r->dtype);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label_w - 6, y + 14);
+    xml_text(f, label);
+    fprintf(f, "</text>\n");
+    double pct = isnan(r->pct_bw) ? 0 : r->pct_bw;
+    double w = bar_w * pct / max_pct;
+    const char *color = r->check != BENCH_CHECK_OK ? "#c0392b" : "#4a7ab5";
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>", label_w,
+            y + 3, w, row_h - 6, color);
+    xml_text(f, label);
+    fprintf(f, ": %.1f%%, %.2f GB/s</title></rect>\n", pct, isnan(r->gbps) ? 0.0 : r->gbps);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s%.1f%%</text>\n", label_w + w + 4, y + 14,
+            r->check != BENCH_CHECK_OK ? "FAIL " : "", pct);
+  }
+  fprintf(f, "<text x=\"10\" y=\"%d\" fill=\"#555\">bars: effective GB/s (bytes the op must read "
+          "+ write per call / median time) as %% of the bandwidth; dashed: 100%%</text>\n",
+          height - 8);
+  fprintf(f, "</svg>\n");
+  if (fclose(f) != 0) {
+    perror(path);
+    return -1;
+  }
+  return 0;
+}
