@@ -17,8 +17,10 @@ configure: deps
 test: all
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The main job: until `llmk bench` exists, the benchmarks and the examples.
+# The main job: `llmk bench --quick` (every op against the memory bandwidth and the
+# reference of the same run), then the per-op benchmark programs and the examples.
 bench: all
+	$(BUILD)/tools/llmk bench --quick --json $(BUILD)/bench.json --plot $(BUILD)/bench.svg
 	bash scripts/bench.sh $(BUILD)
 
 examples: all
