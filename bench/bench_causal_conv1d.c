@@ -50,6 +50,7 @@ typedef struct config {
   int64_t prefill_len; /* kind 2/3: tokens per prefill sequence */
   int64_t n_prefill;   /* kind 3: prefill sequences among batch */
   int64_t block_size;  /* APC when > 0 (prefill only) */
+  int silu;            /* SiLU activation */
 } config;
 
 static void fill_bf16(uint16_t *p, size_t n) {
@@ -132,7 +133,7 @@ static void run(const config *c) {
   llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
       &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL,
       apc ? &tnct : NULL, apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL, NULL, -1, -1, 0,
-      c->block_size, 0, LLMK_ACTIVATION_NONE, &ws, &plan);
+      c->block_size, 0, c->silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &ws, &plan);
   if (st != LLMK_SUCCESS) {
     fprintf(stderr, "%s: %s\n", c->name, llmk_last_error());
     exit(1);
@@ -179,12 +180,13 @@ int main(int argc, char **argv) {
          "time / op time for the same bytes (memcpy timed alternately in the same loop)\n",
          threads, llmk_isa_name(llmk_get_isa()));
   const config configs[] = {
-      {"decode fixed batch B=256 dim=8192 m=0", 256, 8192, 0, 0, 0, 0, 0},
-      {"decode fixed batch B=256 dim=8192 m=3", 256, 8192, 3, 0, 0, 0, 0},
-      {"decode varlen B=256 dim=8192 m=3 (1..4 tok)", 256, 8192, 3, 1, 0, 0, 0},
-      {"prefill 4 x 1024 dim=8192", 4, 8192, 0, 2, 1024, 0, 0},
-      {"prefill 4 x 1024 dim=8192, APC block 256", 4, 8192, 0, 2, 1024, 0, 256},
-      {"mixed 2 x 512 prefill + 126 decode, m=3", 128, 8192, 3, 3, 512, 2, 0},
+      {"decode fixed batch B=256 dim=8192 m=0", 256, 8192, 0, 0, 0, 0, 0, 0},
+      {"decode fixed batch B=256 dim=8192 m=3", 256, 8192, 3, 0, 0, 0, 0, 0},
+      {"decode varlen B=256 dim=8192 m=3 (1..4 tok)", 256, 8192, 3, 1, 0, 0, 0, 0},
+      {"prefill 4 x 1024 dim=8192", 4, 8192, 0, 2, 1024, 0, 0, 0},
+      {"prefill 4 x 1024 dim=8192, APC block 256", 4, 8192, 0, 2, 1024, 0, 256, 0},
+      {"prefill 4 x 1024 dim=8192, SiLU", 4, 8192, 0, 2, 1024, 0, 0, 1},
+      {"mixed 2 x 512 prefill + 126 decode, m=3", 128, 8192, 3, 3, 512, 2, 0, 0},
   };
   for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++)
     if (argc < 3 || strstr(configs[i].name, argv[2])) run(&configs[i]);

@@ -44,7 +44,7 @@ INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1, c
   const int64_t reset = a->reset;
   for (int64_t i = i0; i < i1; i++) {
     char *row = x0 + i * xs;
-    __m256 y[4];
+    __m256 y[4], xv[4];
     _Pragma("GCC unroll 4")
     for (int g = 0; g < G; g++) {
       __m256 xi = llmk__avx2_load_f32(row + 8 * g * esz, dt);
@@ -53,13 +53,17 @@ INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1, c
       for (int k = 1; k < K - 1; k++) acc = _mm256_add_ps(acc, _mm256_mul_ps(w[k][g], h[k][g]));
       acc = _mm256_add_ps(acc, _mm256_mul_ps(w[K - 1][g], xi));
       if (bias) acc = _mm256_add_ps(acc, b[g]);
-      if (silu) acc = llmk__avx2_silu(acc);
-      if (!plain && i < reset) acc = _mm256_setzero_ps();
-      if (resid) acc = _mm256_add_ps(xi, acc);
       y[g] = acc;
+      xv[g] = xi;
       _Pragma("GCC unroll 4")
       for (int k = 0; k + 2 < K; k++) h[k][g] = h[k + 1][g];
       h[K - 2][g] = xi;
+    }
+    if (silu) llmk__avx2_silu_n(y, G);
+    _Pragma("GCC unroll 4")
+    for (int g = 0; g < G; g++) {
+      if (!plain && i < reset) y[g] = _mm256_setzero_ps();
+      if (resid) y[g] = _mm256_add_ps(xv[g], y[g]);
     }
     if (dt == LLMK_BF16 && G % 2 == 0) {
       _Pragma("GCC unroll 4")
@@ -84,6 +88,7 @@ INLINE void seq_k_dt(const llmk__conv1d_seq *a, const int K, const llmk_dtype dt
       for (; c + 32 <= a->n; c += 32) group(a, c, i0, i1, K, 4, dt, true);
       for (; c + 16 <= a->n; c += 16) group(a, c, i0, i1, K, 2, dt, true);
     } else {
+      for (; c + 32 <= a->n; c += 32) group(a, c, i0, i1, K, 4, dt, false);
       for (; c + 16 <= a->n; c += 16) group(a, c, i0, i1, K, 2, dt, false);
     }
     for (; c + 8 <= a->n; c += 8) group(a, c, i0, i1, K, 1, dt, false);

@@ -41,4 +41,46 @@ static inline __m256 llmk__avx2_silu(__m256 y) {
   return _mm256_blendv_ps(r, sign, ninf);
 }
 
+/* llmk__avx2_silu on G vectors at once, step by step across them, so that the out-of-order
+ * window sees G independent chains (the exp is one long dependent chain per vector). */
+#define LLMK__EACH _Pragma("GCC unroll 8") for (int g = 0; g < G; g++)
+static inline __attribute__((always_inline)) void llmk__avx2_silu_n(__m256 *y, const int G) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 x[8], valid[8], n[8], r[8], p[8], z[8];
+  LLMK__EACH x[g] = _mm256_or_ps(_mm256_andnot_ps(sign, y[g]), sign);
+  LLMK__EACH valid[g] = _mm256_cmp_ps(x[g], _mm256_set1_ps(-104.0f), _CMP_GE_OQ);
+  LLMK__EACH n[g] = _mm256_mul_ps(x[g], _mm256_set1_ps(LLMK__EXP_LOG2E));
+  LLMK__EACH n[g] = _mm256_sub_ps(_mm256_add_ps(n[g], _mm256_set1_ps(LLMK__EXP_MAGIC)),
+                                  _mm256_set1_ps(LLMK__EXP_MAGIC));
+  LLMK__EACH r[g] = _mm256_sub_ps(x[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C1)));
+  LLMK__EACH r[g] = _mm256_sub_ps(r[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C2)));
+  LLMK__EACH p[g] = _mm256_set1_ps(1.9875691500e-4f);
+  LLMK__EACH p[g] = _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(1.3981999507e-3f));
+  LLMK__EACH p[g] = _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(8.3334519073e-3f));
+  LLMK__EACH p[g] = _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(4.1665795894e-2f));
+  LLMK__EACH p[g] = _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(1.6666665459e-1f));
+  LLMK__EACH p[g] = _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(5.0000001201e-1f));
+  LLMK__EACH z[g] = _mm256_mul_ps(r[g], r[g]);
+  LLMK__EACH p[g] = _mm256_add_ps(_mm256_mul_ps(p[g], z[g]), r[g]);
+  LLMK__EACH p[g] = _mm256_add_ps(p[g], _mm256_set1_ps(1.0f));
+  LLMK__EACH {
+    __m256i ni = _mm256_cvttps_epi32(_mm256_and_ps(valid[g], n[g]));
+    __m256i n1 = _mm256_max_epi32(ni, _mm256_set1_epi32(-100));
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    z[g] = _mm256_and_ps(valid[g], _mm256_mul_ps(_mm256_mul_ps(p[g], s1), s2)); /* t */
+  }
+  LLMK__EACH {
+    __m256 neg = _mm256_cmp_ps(y[g], _mm256_setzero_ps(), _CMP_NGE_UQ);
+    __m256 num = _mm256_blendv_ps(y[g], _mm256_mul_ps(y[g], z[g]), neg);
+    r[g] = _mm256_div_ps(num, _mm256_add_ps(_mm256_set1_ps(1.0f), z[g]));
+  }
+  LLMK__EACH {
+    __m256 ninf = _mm256_cmp_ps(y[g], _mm256_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
+    y[g] = _mm256_blendv_ps(r[g], sign, ninf);
+  }
+}
+#undef LLMK__EACH
+
 #endif
