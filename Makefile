@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure test bench examples install clean
+.PHONY: all deps configure test bench peers examples install clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -22,6 +22,10 @@ test: all
 bench: all
 	$(BUILD)/tools/llmk bench --quick --json $(BUILD)/bench.json --plot $(BUILD)/bench.svg
 	bash scripts/bench.sh $(BUILD)
+
+# llmk against the PyTorch implementations a vLLM CPU user runs today (needs python3-torch)
+peers: all
+	LLMK_LIBRARY=$(BUILD)/libllmk.so /usr/bin/python3 bench/peers/peer_bench.py
 
 examples: all
 	bash scripts/examples.sh $(BUILD)
