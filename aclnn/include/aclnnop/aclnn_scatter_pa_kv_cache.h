@@ -1,0 +1,60 @@
+/*
+ * aclnnScatterPaKvCache: writes each token's key (and value) into a paged KV cache at
+ * slotMapping[t], on the CPU over llmk_scatter_pa_kv_cache
+ * (docs/ops/scatter_pa_kv_cache.md; layer: docs/aclnn.md). As in CANN's header the
+ * mode strings are `char *` and the functions carry no ACLNN_API.
+ *
+ * For each token t with s = slotMapping[t] >= 0 (negative: padding, skipped):
+ * b = s / blockSize, o = s % blockSize; cache(b, o, h, d) = key[t, h, d] (value too).
+ *   key [T, H, Dk] FLOAT16, BFLOAT16 or INT8 (Atlas A2); value [T, H, Dv] key's dtype,
+ *     or NULL / 0-D with valueCacheRef NULL / 0-D (K only).
+ *   slotMapping [T] INT32 or INT64, values < numBlocks * blockSize.
+ *   cacheModeOptional NULL or "Norm": caches [numBlocks, blockSize, H, D] (ND);
+ *     "NHSD": caches [numBlocks, H, blockSize, D] (ND);
+ *     "PA_NZ": caches [numBlocks, H*D/ld, blockSize, ld], ld = 32 bytes / element size
+ *     (FRACTAL_NZ or ND format), blockSize < 65535.
+ *   scatterModeOptional NULL or "None": key/value as their tensors give them;
+ *     "Nct": key and value rows are read with token stride stridesOptional[0] / [1] and
+ *     start offsetsOptional[0] / [1] elements after the tensor's view (both arrays of
+ *     length 2, strides > 0, offsets >= 0); ignored in the other modes.
+ *     "Alibi", "Rope", "Omni" (compressed caches) are not supported, nor are
+ *     compressLensOptional, compressSeqOffsetOptional, seqLensOptional.
+ * Every tensor is an input (keyCacheRef and valueCacheRef are "Ref" tensors):
+ * aclSetInputTensorAddr indices 0..7 follow the prototype.
+ * Phase 1 statuses:
+ *   ACLNN_ERR_INNER_NULLPTR (561103): key, keyCacheRef or slotMapping NULL; value
+ *     without valueCacheRef (CANN's code; its doc says 161001).
+ *   ACLNN_ERR_PARAM_NULLPTR (161001): workspaceSize or executor NULL; a tensor with
+ *     elements and no data.
+ *   ACLNN_ERR_INNER_TILING_ERROR (561002): key not 3-D, value neither 0-D nor 3-D.
+ *   ACLNN_ERR_PARAM_INVALID (161002): dtypes, shapes, formats, unknown modes, Nct arrays,
+ *     valueCacheRef without value, negative strides, a view outside its block.
+ *   ACLNN_ERR_INNER (561000): compressed scatter modes or tensors (not supported).
+ * Phase 2: ACLNN_ERR_PARAM_INVALID for a slot >= numBlocks * blockSize (nothing is
+ *   written), a small workspace or an unknown stream; ACLNN_ERR_INNER_NULLPTR for a
+ *   NULL, consumed or destroyed executor.
+ */
+#ifndef LLMK_ACLNNOP_ACLNN_SCATTER_PA_KV_CACHE_H
+#define LLMK_ACLNNOP_ACLNN_SCATTER_PA_KV_CACHE_H
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
+    const aclTensor *key, aclTensor *keyCacheRef, const aclTensor *slotMapping,
+    const aclTensor *value, aclTensor *valueCacheRef, const aclTensor *compressLensOptional,
+    const aclTensor *compressSeqOffsetOptional, const aclTensor *seqLensOptional,
+    char *cacheModeOptional, char *scatterModeOptional, const aclIntArray *stridesOptional,
+    const aclIntArray *offsetsOptional, uint64_t *workspaceSize, aclOpExecutor **executor);
+
+aclnnStatus aclnnScatterPaKvCache(void *workspace, uint64_t workspaceSize,
+                                  aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
