@@ -194,6 +194,7 @@ typedef struct step_job {
   uint32_t key;
   float t; /* temperature */
   int which; /* gathers: 0 -> temporaries in ps[part].sk, 1 -> ps[part].bk */
+  const struct rowctx *rc;
   uint32_t u32[MAX_PARTS];
   int64_t i64[MAX_PARTS];
 } step_job;
@@ -221,16 +222,38 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
   j->u32[part] = b > a ? j->pl->kern->keys(j->row + a, (size_t)(b - a), j->keys + a) : 0;
 }
 
+/* A row as the whole-row kernels read it: contiguous values of dtype dt (the logits'
+ * row where it is, or its f32 copy in s->row). The f32 row and keys in s->row / s->keys
+ * are made only for the steps that need them (need_keys); the largest key is found when
+ * first needed (row_max_key), or comes from the top-k candidates. */
+typedef struct rowctx {
+  const void *src;
+  llmk_dtype dt;
+  const vec *v; /* the row r of v, for need_keys */
+  int64_t r;
+  bool have_keys, have_max;
+  uint32_t max_key;
+} rowctx;
+
+static inline const void *src_at(const rowctx *rc, int64_t i) {
+  return (const char *)rc->src + (size_t)i * llmk_dtype_size(rc->dt);
+}
+
 static void count_eq_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
-  j->i64[part] = (int64_t)j->pl->kern->count_eq(j->keys + a, (size_t)(b - a), j->key);
+  j->i64[part] = (int64_t)j->pl->kern->count_eq(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->key);
 }
 
 static void gather_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
   const scratch *ps = part_scratch(j, part);
-  j->i64[part] = (int64_t)j->pl->kern->gather_ge(j->keys + a, (size_t)(b - a), j->key,
-                                                 j->which ? ps->bk : ps->sk, CAND_CAP);
+  j->i64[part] = (int64_t)j->pl->kern->gather_ge(src_at(j->rc, a), j->rc->dt, (size_t)(b - a),
+                                                 j->key, j->which ? ps->bk : ps->sk, CAND_CAP);
+}
+
+static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
+  step_job *j = arg;
+  j->u32[part] = j->pl->kern->max_key(src_at(j->rc, a), j->rc->dt, (size_t)(b - a));
 }
 
 /* Row r of v into s->row / s->keys; returns the largest key. */
@@ -243,20 +266,38 @@ static uint32_t team_load(const tkp_plan *pl, const team *tm, const scratch *s, 
   return m;
 }
 
-static int64_t team_count_eq(const tkp_plan *pl, const team *tm, const scratch *s, uint32_t key) {
-  step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .keys = s->keys, .key = key};
+static void need_keys(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc) {
+  if (rc->have_keys) return;
+  rc->max_key = team_load(pl, tm, s, rc->v, rc->r);
+  rc->have_keys = rc->have_max = true;
+}
+
+static uint32_t row_max_key(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc) {
+  if (!rc->have_max) {
+    step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc};
+    team_run(tm, pl->V, max_key_part, &j);
+    rc->max_key = 0;
+    for (int p = 0; p < team_parts(tm); p++) rc->max_key = j.u32[p] > rc->max_key ? j.u32[p] : rc->max_key;
+    rc->have_max = true;
+  }
+  return rc->max_key;
+}
+
+static int64_t team_count_eq(const tkp_plan *pl, const team *tm, const scratch *s,
+                             const rowctx *rc, uint32_t key) {
+  step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .key = key};
   team_run(tm, pl->V, count_eq_part, &j);
   int64_t c = 0;
   for (int p = 0; p < team_parts(tm); p++) c += j.i64[p];
   return c;
 }
 
-/* The keys >= t of s->keys, in order, into dest (up to cap); returns how many there are. */
-static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const scratch *s, uint32_t t,
-                              uint32_t *dest, int64_t cap, int which) {
+/* The keys >= t of the row, in order, into dest (up to cap); returns how many there are. */
+static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc, uint32_t t, uint32_t *dest, int64_t cap,
+                              int which) {
   if (team_parts(tm) <= 1)
-    return (int64_t)pl->kern->gather_ge(s->keys, (size_t)pl->V, t, dest, (size_t)cap);
-  step_job j = {.pl = pl, .ps = tm->ps, .keys = s->keys, .key = t, .which = which};
+    return (int64_t)pl->kern->gather_ge(rc->src, rc->dt, (size_t)pl->V, t, dest, (size_t)cap);
+  step_job j = {.pl = pl, .ps = tm->ps, .rc = rc, .key = t, .which = which};
   team_run(tm, pl->V, gather_part, &j);
   int64_t total = 0;
   for (int p = 0; p < tm->parts; p++) total += j.i64[p];
@@ -340,21 +381,23 @@ static uint32_t select_kth(const scratch *s, const uint32_t *keys, int64_t n, in
 }
 
 /* Top-k for small k: a threshold from a sample of the row (its rank chosen so that about
- * twice k entries of the row lie above it), then one pass that gathers the entries above
- * it, and an exact selection among those. Returns false, having found nothing, when the
- * sample was unlucky (fewer than k above the threshold, or too many to keep). */
-static bool kth_by_pivot(const tkp_plan *pl, const team *tm, const scratch *s, int64_t V,
-                         int64_t k, uint32_t *kth) {
+ * twice k entries of the row lie above it), then one pass that gathers the keys above
+ * it into s->ckey (*ncand of them, the largest among them), and an exact selection among
+ * those. Returns false, having found nothing, when the sample was unlucky (fewer than k
+ * above the threshold, or too many to keep). */
+static bool kth_by_pivot(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
+                         int64_t V, int64_t k, uint32_t *kth, int64_t *ncand) {
   const int64_t cap = CAND_CAP - 1;
   if (k > cap / 4) return false;
   int64_t step = V / 4096 > 32 ? V / 4096 : 32, ns = 0;
-  for (int64_t j = 0; j < V; j += step) s->bk[ns++] = s->keys[j];
+  for (int64_t j = 0; j < V; j += step) s->bk[ns++] = llmk__key_of(llmk__load_f32(src_at(rc, j), rc->dt));
   int64_t rank = 2 * k / step + 8;
   if (rank > ns) return false;
   uint32_t tau = select_kth(s, s->bk, ns, rank);
-  int64_t c = team_gather_ge(pl, tm, s, tau, s->ckey, cap, 0);
+  int64_t c = team_gather_ge(pl, tm, rc, tau, s->ckey, cap, 0);
   if (c < k || c > cap) return false;
   *kth = select_kth(s, s->ckey, c, k);
+  *ncand = c;
   return true;
 }
 
@@ -551,60 +594,94 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
   return top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target, below);
 }
 
-typedef struct above_job {
-  const tkp_plan *pl;
-  const scratch *s;
-  float max;
-  uint32_t min_key, tau;
-  uint64_t out[MAX_PARTS][6];
-} above_job;
+/* Top-p over a whole row by exact mass bins: one pass adds every entry's mass, as a
+ * double, to its value bin (mass_bins: 1/16 wide in x - max, so that a bin's sum is
+ * exact); the exact total and the exact mass below each bin follow, hence the bin where
+ * the cumulative mass crosses the target; a second pass gathers that bin's entries, and
+ * key radix levels over them give the boundary. Entries below xmin (top-k) take no part.
+ * Returns false, having decided nothing, when that bin holds too many entries. */
+enum { MB = LLMK__TKP_MBINS, MB_CAP = CAND_CAP - 8 }; /* gather_mbin: 8 spare slots */
+_Static_assert(4 * MB * 8 <= 2 * (HBINS + 1) * 8, "the mass-bin tables fit in mlo + mhi");
 
-static void above_part(void *arg, int part, int64_t a, int64_t b) {
-  above_job *j = arg;
-  memset(j->out[part], 0, sizeof j->out[part]);
-  j->pl->kern->mass_above(j->s->row + a, j->s->keys + a, (size_t)(b - a), j->max, j->min_key,
-                          j->tau, j->out[part]);
+typedef struct mbin_job {
+  const tkp_plan *pl;
+  const scratch *ps;
+  const rowctx *rc;
+  float max, xmin;
+  int bin;
+  float *dx; /* no team: gather straight into these (the caller's bx/bk) */
+  uint32_t *dk;
+  int64_t count[MAX_PARTS];
+} mbin_job;
+
+static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
+  mbin_job *j = arg;
+  double *tab = (double *)(void *)j->ps[part].mlo; /* 4 tables over mlo and mhi */
+  memset(tab, 0, 4 * MB * sizeof *tab);
+  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin, tab);
 }
 
-/* Top-p over a whole row from the top: a threshold tau from a sample of the row (where
- * the sample's cumulative mass, smallest first, reaches half of 1 - p), then one vector
- * pass for the exact total mass and the mass and count at or above tau. When the mass
- * below tau is at most the target and few enough entries lie above it, those entries are
- * gathered and the exact boundary found among them. Returns false, having decided
- * nothing, when the sample was unlucky. */
-static bool top_p_by_pivot(const tkp_plan *pl, const team *tm, const scratch *s, int64_t V,
-                           float max, uint32_t min_key, uint32_t max_key, float thr,
-                           boundary *out) {
-  int64_t step = V / 2048 > 64 ? V / 2048 : 64, ns = 0;
-  if (V / step < 64) return false;
-  for (int64_t j = 0; j < V; j += step, ns++) {
-    s->sx[ns] = s->row[j];
-    s->sk[ns] = s->keys[j];
+static void gather_mbin_part(void *arg, int part, int64_t a, int64_t b) {
+  mbin_job *j = arg;
+  const scratch *s = &j->ps[part];
+  j->count[part] = (int64_t)j->pl->kern->gather_mbin(src_at(j->rc, a), j->rc->dt, (size_t)(b - a),
+                                                     j->max, j->xmin, j->bin, j->dx ? j->dx : s->sx,
+                                                     j->dk ? j->dk : s->sk, MB_CAP);
+}
+
+/* An exact sum of masses (a nonnegative integer below 2^128, held in a double) */
+static u128 u128_of(double v) {
+  if (v <= 0.0) return 0;
+  int e;
+  uint64_t m = (uint64_t)ldexp(frexp(v, &e), 53); /* v = m * 2^(e - 53) */
+  return e >= 53 ? (u128)m << (e - 53) : (u128)(m >> (53 - e));
+}
+
+static bool top_p_by_bins(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
+                          int64_t V, float max, uint32_t min_key, uint32_t max_key, float thr,
+                          boundary *out) {
+  if ((uint64_t)V > LLMK__TKP_MB_MAX_N) return false;
+  mbin_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .max = max,
+                .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY};
+  team_run(tm, V, mass_bins_part, &j);
+  u128 bins[MB], Z = 0;
+  for (int d = 0; d < MB; d++) {
+    double m = 0; /* exact: any order */
+    for (int p = 0; p < team_parts(tm); p++)
+      for (int t = 0; t < 4; t++) m += ((const double *)(const void *)j.ps[p].mlo)[t * MB + d];
+    bins[d] = u128_of(m);
+    Z += bins[d];
   }
-  u128 zs;
-  mass_pass(pl, s, s->sx, s->sk, ns, max, min_key, 0, 0, &zs);
-  boundary bs = top_p_boundary(pl, s, s->sx, s->sk, ns, max, min_key, max_key, ns,
-                               scaled_target(0.5f * thr, zs), 0);
-  uint32_t tau = bs.key > min_key ? bs.key : min_key;
-  int64_t sampled_above = 0; /* a flat distribution keeps too many entries: give up early */
-  for (int64_t i = 0; i < ns; i++) sampled_above += s->sk[i] >= tau;
-  if (sampled_above * step > CAND_CAP / 2) return false;
-  above_job aj = {.pl = pl, .s = s, .max = max, .min_key = min_key, .tau = tau};
-  team_run(tm, V, above_part, &aj);
-  uint64_t t[6] = {0};
-  for (int p = 0; p < team_parts(tm); p++)
-    for (int i = 0; i < 5; i++) t[i] += aj.out[p][i];
-  u128 Z = ((u128)t[1] << 32) + t[0], above = ((u128)t[3] << 32) + t[2];
-  u128 target = scaled_target(thr, Z), below = Z - above;
-  if (below > target || t[4] >= CAND_CAP - 1) return false;
-  int64_t c = team_gather_ge(pl, tm, s, tau, s->ckey, CAND_CAP - 1, 0);
+  u128 target = scaled_target(thr, Z), below = 0;
+  if (Z <= target) { /* p == 0: only the last maximum stays */
+    *out = (boundary){max_key, team_count_eq(pl, tm, s, rc, max_key) - 1};
+    return true;
+  }
+  int d = 1; /* bin 0 has no mass */
+  for (; d < MB - 1; d++) {
+    if (bins[d] && below + bins[d] > target) break;
+    below += bins[d];
+  }
+  j.bin = d;
+  if (!tm) {
+    j.dx = s->bx;
+    j.dk = s->bk;
+  }
+  team_run(tm, V, gather_mbin_part, &j);
+  int64_t c = 0;
+  for (int p = 0; p < team_parts(tm); p++) c += j.count[p];
+  if (c > MB_CAP) return false;
+  if (tm) {
+    int64_t off = 0;
+    for (int p = 0; p < tm->parts; p++) {
+      memcpy(s->bx + off, tm->ps[p].sx, (size_t)j.count[p] * 4);
+      memcpy(s->bk + off, tm->ps[p].sk, (size_t)j.count[p] * 4);
+      off += j.count[p];
+    }
+  }
   int64_t n_max = 0;
-  for (int64_t i = 0; i < c; i++) {
-    s->bk[i] = s->ckey[i];
-    s->bx[i] = llmk__value_of_key(s->ckey[i]);
-    n_max += s->ckey[i] == max_key;
-  }
-  *out = top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target, below);
+  for (int64_t i = 0; i < c; i++) n_max += s->bk[i] == max_key;
+  *out = top_p_boundary(pl, s, s->bx, s->bk, c, max, 0, max_key, n_max, target, below);
   return true;
 }
 
@@ -620,22 +697,27 @@ typedef struct row_result {
 } row_result;
 
 /* The index after the last masked member of the top-p tie group (its first c members). */
-static void find_tie_cut(const tkp_plan *pl, const scratch *s, int64_t V, row_result *r) {
+static void find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V, row_result *r) {
   r->tie_cut = 0;
   if (!r->have_p || r->pb.masked_in_group <= 0) return;
-  size_t j = pl->kern->find_eq(s->keys, (size_t)V, r->pb.key, (size_t)r->pb.masked_in_group);
+  size_t j = pl->kern->find_eq(rc->src, rc->dt, (size_t)V, r->pb.key, (size_t)r->pb.masked_in_group);
   if (j < (size_t)V) r->tie_cut = (int64_t)j + 1;
 }
 
-/* Filters the widened row s->row[0..V); the decisions go to r. */
-static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int64_t V,
-                       uint32_t max_key, bool has_k, int64_t k, bool has_p, float p,
-                       bool has_minp, float min_p, row_result *r) {
+/* Filters row rc; the decisions go to r. */
+static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc, int64_t V,
+                       bool has_k, int64_t k, bool has_p, float p, bool has_minp, float min_p,
+                       row_result *r) {
   bool topk = has_k && k >= 1 && k <= V - 1;
   memset(r, 0, sizeof *r);
-  r->max = llmk__value_of_key(max_key);
   uint32_t t = 0;
-  if (topk && !kth_by_pivot(pl, tm, s, V, k, &t)) {
+  int64_t ncand = -1; /* top-k by pivot: the keys >= its threshold, the largest among them */
+  if (topk && kth_by_pivot(pl, tm, s, rc, V, k, &t, &ncand)) {
+    rc->max_key = 0;
+    for (int64_t i = 0; i < ncand; i++) rc->max_key = s->ckey[i] > rc->max_key ? s->ckey[i] : rc->max_key;
+    rc->have_max = true;
+  } else if (topk) {
+    need_keys(pl, tm, s, rc);
     /* four interleaved histograms: logits crowd into a few bins, and one counter would
      * make every increment wait for the previous one */
     uint32_t hist0[HBINS], *h4 = (uint32_t *)(void *)s->mlo; /* 4 x HBINS fit in mlo+mhi */
@@ -655,6 +737,12 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int
   if (topk) {
     if (t != LLMK__KEY_NAN) r->t_key = t; /* a NaN threshold masks nothing (s < NaN) */
   }
+  if (!(has_p || (has_minp && min_p > 0.0f))) { /* the largest matters only if known */
+    if (rc->have_max) r->max = llmk__value_of_key(rc->max_key);
+    return;
+  }
+  uint32_t max_key = row_max_key(pl, tm, s, rc);
+  r->max = llmk__value_of_key(max_key);
   /* top-p and min-p need a distribution: a finite largest survivor */
   bool finite = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
   if (has_p && finite) {
@@ -666,31 +754,31 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, int
       r->min_e = 0x1p-149f;
     } else {
       uint32_t min_key = r->t_key;
-      const float *x = s->row;
-      const uint32_t *keys = s->keys;
-      int64_t n = V;
-      if (min_key > 0) { /* top-k left few entries: work on them alone */
-        int64_t c = team_gather_ge(pl, tm, s, min_key, s->sk, CAND_CAP, 1);
-        if (c < CAND_CAP) {
-          for (int64_t i = 0; i < c; i++) s->sx[i] = llmk__value_of_key(s->sk[i]);
-          x = s->sx;
-          keys = s->sk;
-          n = c;
-        }
+      int64_t n = -1; /* top-k left few entries: work on them alone, in s->sx / s->sk */
+      if (min_key > 0 && ncand >= 0) { /* they are among the pivot's candidates */
+        n = 0;
+        for (int64_t i = 0; i < ncand; i++)
+          if (s->ckey[i] >= min_key) s->sk[n++] = s->ckey[i];
+      } else if (min_key > 0) {
+        int64_t c = team_gather_ge(pl, tm, rc, min_key, s->sk, CAND_CAP, 1);
+        if (c < CAND_CAP) n = c;
       }
-      /* how many entries equal the largest (the last of them always stays): they are all
-       * among the survivors, so count there */
-      if (x != s->row || !top_p_by_pivot(pl, tm, s, V, r->max, min_key, max_key, thr, &r->pb)) {
-        int64_t n_max = 0;
-        if (x == s->row) n_max = team_count_eq(pl, tm, s, max_key);
-        else
-          for (int64_t i = 0; i < n; i++) n_max += keys[i] == max_key;
-        r->pb = top_p_search(pl, tm, s, x, keys, n, r->max, min_key, max_key, n_max, thr);
+      if (n >= 0) {
+        int64_t n_max = 0; /* how many equal the largest (the last of them always stays) */
+        for (int64_t i = 0; i < n; i++) {
+          s->sx[i] = llmk__value_of_key(s->sk[i]);
+          n_max += s->sk[i] == max_key;
+        }
+        r->pb = top_p_search(pl, tm, s, s->sx, s->sk, n, r->max, min_key, max_key, n_max, thr);
+      } else if (!top_p_by_bins(pl, tm, s, rc, V, r->max, min_key, max_key, thr, &r->pb)) {
+        need_keys(pl, tm, s, rc);
+        int64_t n_max = team_count_eq(pl, tm, s, rc, max_key);
+        r->pb = top_p_search(pl, tm, s, s->row, s->keys, V, r->max, min_key, max_key, n_max, thr);
       }
     }
   }
   if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
-  find_tie_cut(pl, s, V, r);
+  find_tie_cut(pl, rc, V, r);
 }
 
 /* Whether entry i (value x, key) is kept. */
@@ -727,6 +815,7 @@ static void store_neg_inf(char *e, llmk_dtype dt) {
 typedef struct write_job {
   const tkp_plan *pl;
   const scratch *s;
+  const rowctx *rc;
   const row_result *rr;
   const char *src;
   char *dst;
@@ -746,11 +835,9 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
   uint32_t thr = rr->t_key;
   if (rr->have_p && rr->pb.key > thr) thr = rr->pb.key;
   if (pl->logits.s1 == 1 && pl->out.s1 == 1 && rr->min_e == 0.0f) {
-    uint32_t ninf = pl->logits.dtype == LLMK_F32 ? 0xff800000u
-                                                 : neg_inf16[pl->logits.dtype == LLMK_BF16];
-    kept = (int64_t)pl->kern->select(j->s->keys + a, (size_t)(b - a), thr, j->src + (size_t)a * esz,
-                                     j->dst + (size_t)a * esz, esz, ninf, j->in_place);
-  } else {
+    kept = (int64_t)pl->kern->select(j->src + (size_t)a * esz, pl->logits.dtype, (size_t)(b - a),
+                                     thr, j->dst + (size_t)a * esz, j->in_place);
+  } else { /* the caller made the f32 row and its keys */
     for (int64_t i = a; i < b; i++) {
       bool keep = j->s->keys[i] >= thr &&
                   !(rr->min_e > 0.0f && llmk__exp_nonpos(j->s->row[i] - rr->max) < rr->min_e);
@@ -768,17 +855,25 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
 static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, int64_t r) {
   int64_t V = pl->V;
   scratch local = *s0, *s = &local;
-  if (pl->logits.dtype == LLMK_F32 && pl->logits.s1 == 1) /* read the row where it is */
-    local.row = (float *)(void *)elem(&pl->logits, r, 0);
-  uint32_t max_key = team_load(pl, tm, s, &pl->logits, r);
+  rowctx rc = {.v = &pl->logits, .r = r};
+  if (pl->logits.s1 == 1) { /* read the row where it is */
+    rc.src = elem(&pl->logits, r, 0);
+    rc.dt = pl->logits.dtype;
+    if (rc.dt == LLMK_F32) local.row = (float *)(void *)elem(&pl->logits, r, 0);
+  } else {
+    need_keys(pl, tm, s, &rc);
+    rc.src = s->row;
+    rc.dt = LLMK_F32;
+  }
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
   row_result rr;
-  filter_row(pl, tm, s, V, max_key, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
+  filter_row(pl, tm, s, &rc, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
              has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
-  write_job wj = {.pl = pl, .s = s, .rr = &rr, .src = elem(&pl->logits, r, 0),
+  write_job wj = {.pl = pl, .s = s, .rc = &rc, .rr = &rr, .src = elem(&pl->logits, r, 0),
                   .dst = (char *)elem(&pl->out, r, 0)};
   wj.in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                 pl->out.s1 == pl->logits.s1;
+  if (!(pl->logits.s1 == 1 && pl->out.s1 == 1 && rr.min_e == 0.0f)) need_keys(pl, tm, s, &rc);
   team_run(tm, V, write_part, &wj);
   int64_t kept = 0;
   for (int p = 0; p < team_parts(tm); p++) kept += wj.kept[p];
@@ -788,7 +883,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
                       llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) - rr.max) < rr.min_e);
   size_t dstep = (size_t)pl->out.s1 * llmk_dtype_size(pl->out.dtype);
   for (int64_t j = 0; j < rr.tie_cut; j++) {
-    j += (int64_t)pl->kern->find_eq(s->keys + j, (size_t)(rr.tie_cut - j), rr.pb.key, 1);
+    j += (int64_t)pl->kern->find_eq(src_at(&rc, j), rc.dt, (size_t)(rr.tie_cut - j), rr.pb.key, 1);
     if (j >= rr.tie_cut) break;
     store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
     kept -= group_kept;
@@ -867,7 +962,9 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
     for (int p = 0; p < team_parts(tm); p++) ymax = sj.u32[p] > ymax ? sj.u32[p] : ymax;
     bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
     row_result rr;
-    filter_row(pl, tm, s, V, ymax, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
+    rowctx rc = {.src = s->row, .dt = LLMK_F32, .have_keys = true, .have_max = true,
+                 .max_key = ymax};
+    filter_row(pl, tm, s, &rc, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
                has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
     race_job rj = {.pl = pl, .s = s, .rr = &rr, .seed = (uint64_t)get_i(&pl->seed, r),
                    .offset = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0};

@@ -60,62 +60,6 @@ static uint32_t keys_avx512(const float *x, size_t n, uint32_t *keys) {
   return _mm512_reduce_max_epu32(mx);
 }
 
-static size_t gather_ge_avx512(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out,
-                               size_t cap) {
-  size_t c = 0, i = 0;
-  const __m512i vt = _mm512_set1_epi32((int)t);
-  for (; i + 16 <= n; i += 16) {
-    __m512i k = _mm512_loadu_si512(keys + i);
-    __mmask16 ge = _mm512_cmpge_epu32_mask(k, vt);
-    if (!ge) continue;
-    size_t cnt = (size_t)__builtin_popcount(ge);
-    if (c + cnt <= cap) {
-      _mm512_mask_compressstoreu_epi32(out + c, ge, k);
-    } else {
-      for (unsigned b = 0; b < 16; b++) {
-        size_t pos = c + (size_t)__builtin_popcount(ge & ((1u << b) - 1));
-        if (((ge >> b) & 1) && pos < cap) out[pos] = keys[i + b];
-      }
-    }
-    c += cnt;
-  }
-  for (; i < n; i++)
-    if (keys[i] >= t) {
-      if (c < cap) out[c] = keys[i];
-      c++;
-    }
-  return c;
-}
-
-static void mass_above_avx512(const float *x, const uint32_t *keys, size_t n, float max,
-                              uint32_t min_key, uint32_t tau, uint64_t *out) {
-  __m512i tlo = _mm512_setzero_si512(), thi = _mm512_setzero_si512();
-  __m512i alo = _mm512_setzero_si512(), ahi = _mm512_setzero_si512();
-  const __m512i low32 = _mm512_set1_epi64(0xffffffff);
-  uint64_t count = 0;
-  for (size_t i = 0; i < n; i += 16) {
-    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-    __m512i k = _mm512_maskz_loadu_epi32(m, keys + i);
-    __mmask16 live = m & _mm512_cmpge_epu32_mask(k, _mm512_set1_epi32((int)min_key));
-    __mmask16 up = live & _mm512_cmpge_epu32_mask(k, _mm512_set1_epi32((int)tau));
-    __m512 e = llmk__avx512_exp_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(max)));
-    e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
-    __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
-    __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
-    tlo = _mm512_add_epi64(tlo, _mm512_add_epi64(_mm512_and_si512(m0, low32), _mm512_and_si512(m1, low32)));
-    thi = _mm512_add_epi64(thi, _mm512_add_epi64(_mm512_srli_epi64(m0, 32), _mm512_srli_epi64(m1, 32)));
-    __m512i u0 = _mm512_maskz_mov_epi64((__mmask8)up, m0), u1 = _mm512_maskz_mov_epi64((__mmask8)(up >> 8), m1);
-    alo = _mm512_add_epi64(alo, _mm512_add_epi64(_mm512_and_si512(u0, low32), _mm512_and_si512(u1, low32)));
-    ahi = _mm512_add_epi64(ahi, _mm512_add_epi64(_mm512_srli_epi64(u0, 32), _mm512_srli_epi64(u1, 32)));
-    count += (uint64_t)__builtin_popcount(up);
-  }
-  out[0] += (uint64_t)_mm512_reduce_add_epi64(tlo);
-  out[1] += (uint64_t)_mm512_reduce_add_epi64(thi);
-  out[2] += (uint64_t)_mm512_reduce_add_epi64(alo);
-  out[3] += (uint64_t)_mm512_reduce_add_epi64(ahi);
-  out[4] += count;
-}
-
 static size_t gather_bin_avx512(const uint16_t *bins, const float *x, const uint32_t *keys,
                                 size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
   size_t c = 0, i = 0;
@@ -143,42 +87,16 @@ static size_t gather_bin_avx512(const uint16_t *bins, const float *x, const uint
   return c;
 }
 
-static size_t select_avx512(const uint32_t *keys, size_t n, uint32_t t, const void *src,
-                            void *dst, size_t esz, uint32_t neg_inf, bool in_place) {
-  size_t kept = 0;
-  const __m512i vt = _mm512_set1_epi32((int)t);
-  for (size_t i = 0; i < n; i += 16) {
-    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-    __mmask16 keep = m & _mm512_cmpge_epu32_mask(_mm512_maskz_loadu_epi32(m, keys + i), vt);
-    kept += (size_t)__builtin_popcount(keep);
-    if (esz == 4) {
-      uint32_t *d = (uint32_t *)dst + i;
-      if (in_place) {
-        _mm512_mask_storeu_epi32(d, m & (__mmask16)~keep, _mm512_set1_epi32((int)neg_inf));
-      } else {
-        __m512i v = _mm512_maskz_loadu_epi32(keep, (const uint32_t *)src + i);
-        _mm512_mask_storeu_epi32(d, m, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)neg_inf), keep, v));
-      }
-    } else {
-      uint16_t *d = (uint16_t *)dst + i;
-      if (in_place) {
-        _mm256_mask_storeu_epi16(d, m & (__mmask16)~keep, _mm256_set1_epi16((short)neg_inf));
-      } else {
-        __m256i v = _mm256_maskz_loadu_epi16(keep, (const uint16_t *)src + i);
-        _mm256_mask_storeu_epi16(d, m, _mm256_mask_mov_epi16(_mm256_set1_epi16((short)neg_inf), keep, v));
-      }
-    }
-  }
-  return kept;
-}
-
+/* The kernels over rows of the logits' dtype were written on an AVX2-only machine: the
+ * AVX2 ones serve here until AVX-512 ones can be measured. */
 const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
                                                     .keys = keys_avx512,
-                                                    .gather_ge = gather_ge_avx512,
                                                     .gather_bin = gather_bin_avx512,
-                                                    .mass_above = mass_above_avx512,
-                                                    .select = select_avx512,
                                                     .masses = masses_avx512,
-                                                    /* added on an AVX2-only machine: scalar */
-                                                    .count_eq = llmk__tkp_count_eq_scalar,
-                                                    .find_eq = llmk__tkp_find_eq_scalar};
+                                                    .max_key = llmk__tkp_max_key_avx2,
+                                                    .gather_ge = llmk__tkp_gather_ge_avx2,
+                                                    .select = llmk__tkp_select_avx2,
+                                                    .count_eq = llmk__tkp_count_eq_avx2,
+                                                    .find_eq = llmk__tkp_find_eq_avx2,
+                                                    .mass_bins = llmk__tkp_mass_bins_avx2,
+                                                    .gather_mbin = llmk__tkp_gather_mbin_avx2};

@@ -1,3 +1,4 @@
+#include "kernels/convert/convert-elem.h"
 #include "kernels/top_k_top_p/tkp.h"
 
 void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
@@ -26,32 +27,6 @@ static uint32_t keys_scalar(const float *x, size_t n, uint32_t *keys) {
   return max;
 }
 
-static size_t gather_ge_scalar(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out,
-                               size_t cap) {
-  size_t c = 0;
-  for (size_t i = 0; i < n; i++)
-    if (keys[i] >= t) {
-      if (c < cap) out[c] = keys[i];
-      c++;
-    }
-  return c;
-}
-
-void llmk__tkp_mass_above_scalar(const float *x, const uint32_t *keys, size_t n, float max,
-                              uint32_t min_key, uint32_t tau, uint64_t *out) {
-  for (size_t i = 0; i < n; i++) {
-    if (keys[i] < min_key) continue;
-    uint64_t m = llmk__mass_of(llmk__exp_nonpos(x[i] - max));
-    out[0] += m & 0xffffffffu;
-    out[1] += m >> 32;
-    if (keys[i] >= tau) {
-      out[2] += m & 0xffffffffu;
-      out[3] += m >> 32;
-      out[4]++;
-    }
-  }
-}
-
 size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                 size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
   size_t c = 0;
@@ -66,49 +41,92 @@ size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const u
   return c;
 }
 
-static size_t select_scalar(const uint32_t *keys, size_t n, uint32_t t, const void *src,
-                            void *dst, size_t esz, uint32_t neg_inf, bool in_place) {
-  size_t kept = 0;
-  if (esz == 4) {
-    const uint32_t *s = src;
-    uint32_t *d = dst;
-    for (size_t i = 0; i < n; i++) {
-      bool keep = keys[i] >= t;
-      kept += keep;
-      if (!keep) d[i] = neg_inf;
-      else if (!in_place) d[i] = s[i];
+/* entry i of a contiguous row of dtype dt, widened */
+static inline float at(const void *src, llmk_dtype dt, size_t i) {
+  return llmk__load_f32((const char *)src + i * llmk_dtype_size(dt), dt);
+}
+
+uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n) {
+  uint32_t max = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t k = llmk__key_of(at(src, dt, i));
+    max = k > max ? k : max;
+  }
+  return max;
+}
+
+size_t llmk__tkp_gather_ge_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t,
+                                  uint32_t *out, size_t cap) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t k = llmk__key_of(at(src, dt, i));
+    if (k >= t) {
+      if (c < cap) out[c] = k;
+      c++;
     }
-  } else {
-    const uint16_t *s = src;
-    uint16_t *d = dst;
-    for (size_t i = 0; i < n; i++) {
-      bool keep = keys[i] >= t;
-      kept += keep;
-      if (!keep) d[i] = (uint16_t)neg_inf;
-      else if (!in_place) d[i] = s[i];
-    }
+  }
+  return c;
+}
+
+size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
+                               bool in_place) {
+  size_t kept = 0, esz = llmk_dtype_size(dt);
+  for (size_t i = 0; i < n; i++) {
+    bool keep = llmk__key_of(at(src, dt, i)) >= t;
+    kept += keep;
+    if (!keep) llmk__store_f32((char *)dst + i * esz, dt, -INFINITY);
+    else if (!in_place) memcpy((char *)dst + i * esz, (const char *)src + i * esz, esz);
   }
   return kept;
 }
 
-size_t llmk__tkp_count_eq_scalar(const uint32_t *keys, size_t n, uint32_t key) {
+size_t llmk__tkp_count_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key) {
   size_t c = 0;
-  for (size_t i = 0; i < n; i++) c += keys[i] == key;
+  for (size_t i = 0; i < n; i++) c += llmk__key_of(at(src, dt, i)) == key;
   return c;
 }
 
-size_t llmk__tkp_find_eq_scalar(const uint32_t *keys, size_t n, uint32_t key, size_t nth) {
+size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key,
+                                size_t nth) {
   for (size_t i = 0, seen = 0; i < n; i++)
-    if (keys[i] == key && ++seen == nth) return i;
+    if (llmk__key_of(at(src, dt, i)) == key && ++seen == nth) return i;
   return n;
+}
+
+void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
+                                double *tab) {
+  for (size_t i = 0; i < n; i++) {
+    float x = at(src, dt, i);
+    if (x < xmin) continue;
+    float d = x - max;
+    tab[(i & 3) * LLMK__TKP_MBINS + (size_t)llmk__tkp_mbin(d)] += llmk__tkp_mass_f(llmk__exp_nonpos(d));
+  }
+}
+
+size_t llmk__tkp_gather_mbin_scalar(const void *src, llmk_dtype dt, size_t n, float max,
+                                    float xmin, int bin, float *ox, uint32_t *ok, size_t cap) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) {
+    float x = at(src, dt, i);
+    if (x >= xmin && llmk__tkp_mbin(x - max) == bin) {
+      if (c < cap) {
+        ox[c] = x;
+        ok[c] = llmk__key_of(x);
+      }
+      c++;
+    }
+  }
+  return c;
 }
 
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
                                                     .keys = keys_scalar,
-                                                    .gather_ge = gather_ge_scalar,
                                                     .gather_bin = llmk__tkp_gather_bin_scalar,
-                                                    .mass_above = llmk__tkp_mass_above_scalar,
-                                                    .select = select_scalar,
                                                     .masses = llmk__tkp_masses_scalar,
+                                                    .max_key = llmk__tkp_max_key_scalar,
+                                                    .gather_ge = llmk__tkp_gather_ge_scalar,
+                                                    .select = llmk__tkp_select_scalar,
                                                     .count_eq = llmk__tkp_count_eq_scalar,
-                                                    .find_eq = llmk__tkp_find_eq_scalar};
+                                                    .find_eq = llmk__tkp_find_eq_scalar,
+                                                    .mass_bins = llmk__tkp_mass_bins_scalar,
+                                                    .gather_mbin = llmk__tkp_gather_mbin_scalar};

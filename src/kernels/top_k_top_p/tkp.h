@@ -2,6 +2,7 @@
 #ifndef LLMK_KERNELS_TKP_H
 #define LLMK_KERNELS_TKP_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,25 +49,37 @@ static inline uint16_t llmk__tkp_bin(float x, float lo, float scale) {
   return (uint16_t)(d < LLMK__TKP_BINS ? d : LLMK__TKP_BINS - 1);
 }
 
+/* Exact top-p masses by value: an entry with d = x - max (<= 0) falls in mass bin
+ * floor(16 d) + LLMK__TKP_MB_TOP, or 0 when d < -44 (where its mass is 0). Bin 0 thus
+ * holds no mass, bin LLMK__TKP_MB_TOP holds the entries equal to max, and the masses
+ * of one bin differ by less than a factor of 2: summed as doubles they are exact (for
+ * fewer than 2^28 entries), whatever the order. */
+#define LLMK__TKP_MB_TOP 705
+#define LLMK__TKP_MBINS (LLMK__TKP_MB_TOP + 1)
+#define LLMK__TKP_MB_MAX_N ((size_t)1 << 26) /* entries per mass_bins call, with margin */
+
+static inline int llmk__tkp_mbin(float d) {
+  float v = d * 16.0f;
+  v = v > -(float)LLMK__TKP_MB_TOP ? v : -(float)LLMK__TKP_MB_TOP; /* NaN -> bin 0 */
+  return (int)floorf(v) + LLMK__TKP_MB_TOP;
+}
+
+/* llmk__mass_of(e) as a float: exact, an integer below 2^24 or e * 2^63 itself */
+static inline float llmk__tkp_mass_f(float e) { return floorf(e * 0x1p63f); }
+
+/* The kernels read rows either as f32 arrays (x, keys) or as contiguous rows of the
+ * logits' own dtype (src, dt: f32, f16 or bf16, widened exactly); keys are those of the
+ * widened values. */
 typedef struct llmk__tkp_kernels {
   llmk_isa isa;
   /* keys[i] = llmk__key_of(x[i]); returns the largest key */
   uint32_t (*keys)(const float *x, size_t n, uint32_t *keys);
-  /* number of keys >= t; the first ones (up to cap) are copied to out, in order */
-  size_t (*gather_ge)(const uint32_t *keys, size_t n, uint32_t t, uint32_t *out, size_t cap);
-  /* For entries with key >= min_key: their total mass, and the mass and number of those
-   * with key >= tau (sums as in masses(): low and high 32-bit halves; out[0..5] =
-   * total lo, total hi, above lo, above hi, above count, unused) added to out. */
-  void (*mass_above)(const float *x, const uint32_t *keys, size_t n, float max, uint32_t min_key,
-                     uint32_t tau, uint64_t *out);
+  /* row[i] = f32(src[i]) for f16 or bf16 src, keys[i] = llmk__key_of(row[i]) in one
+   * pass; returns the largest key. NULL: the op widens, then calls keys. */
+  uint32_t (*widen_keys)(const void *src, llmk_dtype dt, float *row, uint32_t *keys, size_t n);
   /* the entries with bins[i] == bin, in order, into (ox, ok) up to cap; returns how many */
   size_t (*gather_bin)(const uint16_t *bins, const float *x, const uint32_t *keys, size_t n,
                        uint16_t bin, float *ox, uint32_t *ok, size_t cap);
-  /* dst[i] = keys[i] >= t ? src[i] : neg_inf, for elements of esz (2 or 4) bytes;
-   * with in_place (dst == src) only the masked elements are written. Returns the number
-   * kept. */
-  size_t (*select)(const uint32_t *keys, size_t n, uint32_t t, const void *src, void *dst,
-                   size_t esz, uint32_t neg_inf, bool in_place);
   /* For n contiguous f32 values x: e = exp(x - max) for entries with key >= min_key,
    * their masses added to *total_lo / *total_hi (low and high 32 bits of each mass,
    * summed apart so that 64-bit lanes cannot overflow), masses written to mass[i]
@@ -76,29 +89,68 @@ typedef struct llmk__tkp_kernels {
   void (*masses)(const float *x, const uint32_t *keys, size_t n, float max, uint32_t min_key,
                  float lo, float scale, uint64_t *mass, uint16_t *bins, uint64_t *total_lo,
                  uint64_t *total_hi);
-  /* row[i] = f32(src[i]) for f16 or bf16 src, keys[i] = llmk__key_of(row[i]) in one
-   * pass; returns the largest key. NULL: the op widens, then calls keys. */
-  uint32_t (*widen_keys)(const void *src, llmk_dtype dt, float *row, uint32_t *keys, size_t n);
-  /* number of keys equal to key */
-  size_t (*count_eq)(const uint32_t *keys, size_t n, uint32_t key);
-  /* index of the nth (1-based) key equal to key, or n if there are fewer */
-  size_t (*find_eq)(const uint32_t *keys, size_t n, uint32_t key, size_t nth);
+  /* the largest key of src[0..n) (0 for n == 0) */
+  uint32_t (*max_key)(const void *src, llmk_dtype dt, size_t n);
+  /* number of keys >= t in src; the first ones (up to cap) are copied to out, in order */
+  size_t (*gather_ge)(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t *out,
+                      size_t cap);
+  /* dst[i] = key(src[i]) >= t ? src[i] : -inf (elements of dt); with in_place (dst ==
+   * src) only the masked elements need be written. Returns the number kept. */
+  size_t (*select)(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
+                   bool in_place);
+  /* number of entries of src whose key is key */
+  size_t (*count_eq)(const void *src, llmk_dtype dt, size_t n, uint32_t key);
+  /* index of the nth (1-based) entry whose key is key, or n if there are fewer */
+  size_t (*find_eq)(const void *src, llmk_dtype dt, size_t n, uint32_t key, size_t nth);
+  /* For n values (no NaN, none above max): each entry with x >= xmin adds
+   * llmk__tkp_mass_f(exp(x - max)) to its mass bin in one of 4 tables of LLMK__TKP_MBINS
+   * doubles (tab[t * LLMK__TKP_MBINS + bin], any t: the sums are exact). n is at most
+   * LLMK__TKP_MB_MAX_N. */
+  void (*mass_bins)(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
+                    double *tab);
+  /* The entries with x >= xmin in mass bin `bin` (1 <= bin <= LLMK__TKP_MB_TOP), in
+   * order, widened into ox and their keys into ok, up to cap (ox has room for cap + 8:
+   * SIMD kernels store whole vectors). Returns how many there are. */
+  size_t (*gather_mbin)(const void *src, llmk_dtype dt, size_t n, float max, float xmin, int bin,
+                        float *ox, uint32_t *ok, size_t cap);
 } llmk__tkp_kernels;
 
 extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
 #if defined(LLMK_HAVE_AVX2)
 extern const llmk__tkp_kernels llmk__tkp_kernels_avx2;
 #endif
-/* the scalar mass kernels, shared with the AVX2 table */
+/* scalar kernels that SIMD kernels call for their tails */
 void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
                              uint32_t min_key, float lo, float scale, uint64_t *mass,
                              uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi);
-void llmk__tkp_mass_above_scalar(const float *x, const uint32_t *keys, size_t n, float max,
-                                 uint32_t min_key, uint32_t tau, uint64_t *out);
-size_t llmk__tkp_count_eq_scalar(const uint32_t *keys, size_t n, uint32_t key);
-size_t llmk__tkp_find_eq_scalar(const uint32_t *keys, size_t n, uint32_t key, size_t nth);
 size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                    size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
+uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n);
+size_t llmk__tkp_gather_ge_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t,
+                                  uint32_t *out, size_t cap);
+size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
+                               bool in_place);
+size_t llmk__tkp_count_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key);
+size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key,
+                                size_t nth);
+void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
+                                double *tab);
+size_t llmk__tkp_gather_mbin_scalar(const void *src, llmk_dtype dt, size_t n, float max,
+                                    float xmin, int bin, float *ox, uint32_t *ok, size_t cap);
+#if defined(LLMK_HAVE_AVX2) /* the AVX2 kernels that the AVX-512 table uses too */
+uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n);
+size_t llmk__tkp_gather_ge_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t,
+                                uint32_t *out, size_t cap);
+size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
+                             bool in_place);
+size_t llmk__tkp_count_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t key);
+size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t key,
+                              size_t nth);
+void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
+                              double *tab);
+size_t llmk__tkp_gather_mbin_avx2(const void *src, llmk_dtype dt, size_t n, float max,
+                                  float xmin, int bin, float *ox, uint32_t *ok, size_t cap);
+#endif
 #if defined(LLMK_HAVE_AVX512)
 extern const llmk__tkp_kernels llmk__tkp_kernels_avx512;
 #endif
