@@ -39,6 +39,7 @@ typedef struct tkp_plan {
   vec logits, out, p, k, min_p, kept, temperature, seed, offset, ids, sv, si;
   int workers;
   size_t worker_bytes;
+  bool stream; /* outputs larger than the caches: written around them */
   const llmk__tkp_kernels *kern;
   const llmk__convert_kernels *cvt; /* widening of f16 / bf16 rows */
 } tkp_plan;
@@ -229,6 +230,7 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
 typedef struct rowctx {
   const void *src;
   llmk_dtype dt;
+  size_t esz;
   const vec *v; /* the row r of v, for need_keys */
   int64_t r;
   bool have_keys, have_max;
@@ -236,7 +238,7 @@ typedef struct rowctx {
 } rowctx;
 
 static inline const void *src_at(const rowctx *rc, int64_t i) {
-  return (const char *)rc->src + (size_t)i * llmk_dtype_size(rc->dt);
+  return (const char *)rc->src + (size_t)i * rc->esz;
 }
 
 static void count_eq_part(void *arg, int part, int64_t a, int64_t b) {
@@ -247,8 +249,9 @@ static void count_eq_part(void *arg, int part, int64_t a, int64_t b) {
 static void gather_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
   const scratch *ps = part_scratch(j, part);
-  j->i64[part] = (int64_t)j->pl->kern->gather_ge(src_at(j->rc, a), j->rc->dt, (size_t)(b - a),
-                                                 j->key, j->which ? ps->bk : ps->sk, CAND_CAP);
+  j->i64[part] = (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->key,
+                                              UINT32_MAX, 0, j->which ? ps->bk : ps->sk, NULL,
+                                              CAND_CAP);
 }
 
 static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
@@ -296,7 +299,8 @@ static int64_t team_count_eq(const tkp_plan *pl, const team *tm, const scratch *
 static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc, uint32_t t, uint32_t *dest, int64_t cap,
                               int which) {
   if (team_parts(tm) <= 1)
-    return (int64_t)pl->kern->gather_ge(rc->src, rc->dt, (size_t)pl->V, t, dest, (size_t)cap);
+    return (int64_t)pl->kern->gather(rc->src, rc->dt, (size_t)pl->V, t, UINT32_MAX, 0, dest, NULL,
+                                     (size_t)cap);
   step_job j = {.pl = pl, .ps = tm->ps, .rc = rc, .key = t, .which = which};
   team_run(tm, pl->V, gather_part, &j);
   int64_t total = 0;
@@ -365,7 +369,8 @@ typedef struct boundary {
 } boundary;
 
 /* The k-th largest of keys[0..n) (1 <= k <= n) by three radix passes over the array. */
-static uint32_t select_kth(const scratch *s, const uint32_t *keys, int64_t n, int64_t k) {
+static uint32_t select_kth(const scratch *s, const uint32_t *keys, int64_t n, int64_t k,
+                           uint32_t *tmp) {
   uint32_t prefix = 0;
   int64_t need = k;
   for (int l = 0; l < 3; l++) {
@@ -376,27 +381,56 @@ static uint32_t select_kth(const scratch *s, const uint32_t *keys, int64_t n, in
     uint32_t d = dm;
     for (; s->count[d] < need; d--) need -= s->count[d];
     prefix |= d << sh;
+    if (l == 0) { /* the later levels look at the chosen bin's keys only */
+      int64_t c = 0;
+      for (int64_t j = 0; j < n; j++)
+        if (keys[j] >> sh == d) tmp[c++] = keys[j];
+      keys = tmp;
+      n = c;
+    }
   }
   return prefix;
 }
 
-/* Top-k for small k: a threshold from a sample of the row (its rank chosen so that about
+/* Top-k for small k: a threshold from a sample of the row (runs of consecutive entries
+ * spread over it; its rank chosen so that about
  * twice k entries of the row lie above it), then one pass that gathers the keys above
  * it into s->ckey (*ncand of them, the largest among them), and an exact selection among
  * those. Returns false, having found nothing, when the sample was unlucky (fewer than k
  * above the threshold, or too many to keep). */
+enum { RUN = 32, RUNS = 128 }; /* the pivot's sample: runs of consecutive entries */
+
+static int64_t sample_runs(int64_t V) { return V / (4 * RUN) < RUNS ? V / (4 * RUN) : RUNS; }
+
+static inline int64_t sample_run_at(int64_t V, int64_t runs, int64_t r) {
+  return (V - RUN) * r / (runs - 1);
+}
+
+/* Asks for the cache lines of the pivot's sample of row r of v (contiguous), which the
+ * next row's pivot would otherwise wait for, one miss after another. */
+static void prefetch_sample(const vec *v, int64_t r, int64_t V) {
+  int64_t runs = sample_runs(V);
+  size_t esz = llmk_dtype_size(v->dtype);
+  if (runs < 8 || v->s1 != 1) return;
+  const char *base = elem(v, r, 0);
+  for (int64_t q = 0; q < runs; q++)
+    for (int64_t j = 0; j < RUN; j += 64 / (int64_t)esz)
+      __builtin_prefetch(base + (size_t)(sample_run_at(V, runs, q) + j) * esz);
+}
+
 static bool kth_by_pivot(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
                          int64_t V, int64_t k, uint32_t *kth, int64_t *ncand) {
   const int64_t cap = CAND_CAP - 1;
-  if (k > cap / 4) return false;
-  int64_t step = V / 4096 > 32 ? V / 4096 : 32, ns = 0;
-  for (int64_t j = 0; j < V; j += step) s->bk[ns++] = llmk__key_of(llmk__load_f32(src_at(rc, j), rc->dt));
-  int64_t rank = 2 * k / step + 8;
-  if (rank > ns) return false;
-  uint32_t tau = select_kth(s, s->bk, ns, rank);
+  int64_t runs = sample_runs(V), ns = 0;
+  if (k > cap / 4 || runs < 8 || V > UINT32_MAX) return false;
+  for (int64_t r = 0; r < runs; r++)
+    for (int64_t j = 0, at = sample_run_at(V, runs, r); j < RUN; j++)
+      s->bk[ns++] = llmk__key_of(llmk__load_f32(src_at(rc, at + j), rc->dt));
+  int64_t rank = 2 * k * ns / V + 8; /* about 2k + 8 V / ns entries of the row above it */
+  uint32_t tau = select_kth(s, s->bk, ns, rank, s->sk);
   int64_t c = team_gather_ge(pl, tm, rc, tau, s->ckey, cap, 0);
   if (c < k || c > cap) return false;
-  *kth = select_kth(s, s->ckey, c, k);
+  *kth = select_kth(s, s->ckey, c, k, s->sk);
   *ncand = c;
   return true;
 }
@@ -484,6 +518,55 @@ static u128 scaled_target(float thr, u128 Z) {
   u128 prod = (u128)mi * Z;               /* < 2^24 * 2^96 */
   return shift >= 128 ? 0 : prod >> shift;
 }
+
+/* The top-p boundary among n <= CAND_CAP entries given by their keys (none NaN, none
+ * above max_key), `below` being the mass of all smaller survivors: the entries in key
+ * order (an LSD radix sort of their positions, ping-ponging between pa and pb), their
+ * masses summed until the sum passes target (or, with thr > 0, floor(thr * the total
+ * mass of below and these)). Values go to s->bx, masses to s->cmass. */
+static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_t *keys,
+                             int64_t n, float max, uint32_t max_key, u128 target, u128 below,
+                             float thr, uint32_t *pa, uint32_t *pb) {
+  int64_t n_max = 0;
+  uint32_t kmin = UINT32_MAX, kmax = 0;
+  for (int64_t i = 0; i < n; i++) {
+    s->bx[i] = llmk__value_of_key(keys[i]);
+    n_max += keys[i] == max_key;
+    kmin = keys[i] < kmin ? keys[i] : kmin;
+    kmax = keys[i] > kmax ? keys[i] : kmax;
+    pa[i] = (uint32_t)i;
+  }
+  boundary b = {max_key, n_max - 1}; /* nothing crosses: only the last maximum stays */
+  uint64_t tl = 0, th = 0;
+  pl->kern->masses(s->bx, keys, (size_t)n, max, 0, 0, 0, s->cmass, NULL, &tl, &th);
+  if (thr > 0.0f) target = scaled_target(thr, below + ((u128)th << 32) + tl);
+  for (uint32_t sh = 0; n > 1 && sh < 32 && (uint64_t)(kmax - kmin) >> sh; sh += 11) {
+    memset(s->count, 0, (HBINS + 1) * 4);
+    for (int64_t i = 0; i < n; i++) s->count[((keys[i] - kmin) >> sh & (HBINS - 1)) + 1]++;
+    for (int d = 1; d <= HBINS; d++) s->count[d] += s->count[d - 1];
+    for (int64_t i = 0; i < n; i++) pb[s->count[(keys[pa[i]] - kmin) >> sh & (HBINS - 1)]++] = pa[i];
+    uint32_t *t = pa;
+    pa = pb;
+    pb = t;
+  }
+  u128 cum = below;
+  for (int64_t i = 0; i < n;) { /* one group of equal keys at a time */
+    uint32_t k = keys[pa[i]];
+    uint64_t m = s->cmass[pa[i]];
+    int64_t j = i;
+    while (j < n && keys[pa[j]] == k) j++;
+    if (cum + (u128)m * (uint64_t)(j - i) > target) {
+      int64_t c = (int64_t)((target - cum) / m); /* m > 0 here: the first c are masked */
+      b.key = k;
+      b.masked_in_group = k == max_key && c > n_max - 1 ? n_max - 1 : c;
+      return b;
+    }
+    cum += (u128)m * (uint64_t)(j - i);
+    i = j;
+  }
+  return b;
+}
+
 
 /* The top-p boundary for threshold thr = 1 - p. A first level bins entries linearly by
  * value over [max - 104, max] (below that exp is 0): unlike key digits, which crowd most
@@ -594,97 +677,6 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
   return top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target, below);
 }
 
-/* Top-p over a whole row by exact mass bins: one pass adds every entry's mass, as a
- * double, to its value bin (mass_bins: 1/16 wide in x - max, so that a bin's sum is
- * exact); the exact total and the exact mass below each bin follow, hence the bin where
- * the cumulative mass crosses the target; a second pass gathers that bin's entries, and
- * key radix levels over them give the boundary. Entries below xmin (top-k) take no part.
- * Returns false, having decided nothing, when that bin holds too many entries. */
-enum { MB = LLMK__TKP_MBINS, MB_CAP = CAND_CAP - 8 }; /* gather_mbin: 8 spare slots */
-_Static_assert(4 * MB * 8 <= 2 * (HBINS + 1) * 8, "the mass-bin tables fit in mlo + mhi");
-
-typedef struct mbin_job {
-  const tkp_plan *pl;
-  const scratch *ps;
-  const rowctx *rc;
-  float max, xmin;
-  int bin;
-  float *dx; /* no team: gather straight into these (the caller's bx/bk) */
-  uint32_t *dk;
-  int64_t count[MAX_PARTS];
-} mbin_job;
-
-static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
-  mbin_job *j = arg;
-  double *tab = (double *)(void *)j->ps[part].mlo; /* 4 tables over mlo and mhi */
-  memset(tab, 0, 4 * MB * sizeof *tab);
-  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin, tab);
-}
-
-static void gather_mbin_part(void *arg, int part, int64_t a, int64_t b) {
-  mbin_job *j = arg;
-  const scratch *s = &j->ps[part];
-  j->count[part] = (int64_t)j->pl->kern->gather_mbin(src_at(j->rc, a), j->rc->dt, (size_t)(b - a),
-                                                     j->max, j->xmin, j->bin, j->dx ? j->dx : s->sx,
-                                                     j->dk ? j->dk : s->sk, MB_CAP);
-}
-
-/* An exact sum of masses (a nonnegative integer below 2^128, held in a double) */
-static u128 u128_of(double v) {
-  if (v <= 0.0) return 0;
-  int e;
-  uint64_t m = (uint64_t)ldexp(frexp(v, &e), 53); /* v = m * 2^(e - 53) */
-  return e >= 53 ? (u128)m << (e - 53) : (u128)(m >> (53 - e));
-}
-
-static bool top_p_by_bins(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
-                          int64_t V, float max, uint32_t min_key, uint32_t max_key, float thr,
-                          boundary *out) {
-  if ((uint64_t)V > LLMK__TKP_MB_MAX_N) return false;
-  mbin_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .max = max,
-                .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY};
-  team_run(tm, V, mass_bins_part, &j);
-  u128 bins[MB], Z = 0;
-  for (int d = 0; d < MB; d++) {
-    double m = 0; /* exact: any order */
-    for (int p = 0; p < team_parts(tm); p++)
-      for (int t = 0; t < 4; t++) m += ((const double *)(const void *)j.ps[p].mlo)[t * MB + d];
-    bins[d] = u128_of(m);
-    Z += bins[d];
-  }
-  u128 target = scaled_target(thr, Z), below = 0;
-  if (Z <= target) { /* p == 0: only the last maximum stays */
-    *out = (boundary){max_key, team_count_eq(pl, tm, s, rc, max_key) - 1};
-    return true;
-  }
-  int d = 1; /* bin 0 has no mass */
-  for (; d < MB - 1; d++) {
-    if (bins[d] && below + bins[d] > target) break;
-    below += bins[d];
-  }
-  j.bin = d;
-  if (!tm) {
-    j.dx = s->bx;
-    j.dk = s->bk;
-  }
-  team_run(tm, V, gather_mbin_part, &j);
-  int64_t c = 0;
-  for (int p = 0; p < team_parts(tm); p++) c += j.count[p];
-  if (c > MB_CAP) return false;
-  if (tm) {
-    int64_t off = 0;
-    for (int p = 0; p < tm->parts; p++) {
-      memcpy(s->bx + off, tm->ps[p].sx, (size_t)j.count[p] * 4);
-      memcpy(s->bk + off, tm->ps[p].sk, (size_t)j.count[p] * 4);
-      off += j.count[p];
-    }
-  }
-  int64_t n_max = 0;
-  for (int64_t i = 0; i < c; i++) n_max += s->bk[i] == max_key;
-  *out = top_p_boundary(pl, s, s->bx, s->bk, c, max, 0, max_key, n_max, target, below);
-  return true;
-}
-
 /* ---------------------------------------------------------------- one row */
 
 typedef struct row_result {
@@ -694,7 +686,87 @@ typedef struct row_result {
   float min_e;      /* min-p: keep e >= min_e (0: none) */
   float max;
   int64_t tie_cut;  /* entries equal to pb.key with an index below this are masked */
+  /* whole-row top-p still to be resolved among the entries with win_lo <= key <= win_hi
+   * (resolve_window), below being the mass of the smaller survivors */
+  bool pending;
+  uint32_t win_lo, win_hi;
+  u128 below, target;
 } row_result;
+
+/* Top-p over a whole row by exact mass bins: one pass adds every entry's mass to its
+ * bin of e = exp(x - max) (mass_bins; the sums are exact), which gives the exact total,
+ * the target, and the bin where the cumulative mass crosses it with the exact mass below
+ * that bin. The bin is a range of keys, found by bisection (e is monotone in x); the
+ * boundary among its entries is left to resolve_window, which gathers them, possibly
+ * while writing the row. Entries below min_key (top-k) have no mass. Returns false,
+ * having decided nothing, for rows too long for 32-bit indices. */
+enum { MB = LLMK__TKP_MBINS };
+_Static_assert(4 * MB * 8 <= 2 * (HBINS + 1) * 8, "the mass-bin tables fit in mlo + mhi");
+
+typedef struct mbin_job {
+  const tkp_plan *pl;
+  const scratch *ps;
+  const rowctx *rc;
+  float max, xmin;
+} mbin_job;
+
+static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
+  mbin_job *j = arg;
+  uint64_t *tab = j->ps[part].mlo; /* 4 tables over mlo and mhi */
+  memset(tab, 0, 4 * MB * sizeof *tab);
+  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin, tab);
+}
+
+/* The mass bin of an entry of key k (not NaN) when the largest is max */
+static int mass_bin_of_key(uint32_t k, float max) {
+  return llmk__tkp_ebin(llmk__tkp_bits(llmk__exp_nonpos(llmk__value_of_key(k) - max)));
+}
+
+/* The smallest key in [LLMK__KEY_NINF, max_key] whose mass bin is at least bin (that of
+ * max_key is) */
+static uint32_t first_key_of_bin(int bin, float max, uint32_t max_key) {
+  uint32_t lo = LLMK__KEY_NINF, hi = max_key;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (mass_bin_of_key(mid, max) >= bin) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
+                       int64_t V, float max, uint32_t min_key, uint32_t max_key, float thr,
+                       row_result *r) {
+  if ((uint64_t)V > LLMK__TKP_MB_MAX_N) return false;
+  mbin_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .max = max,
+                .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY};
+  team_run(tm, V, mass_bins_part, &j);
+  u128 bins[MB], Z = 0;
+  for (int d = 0; d < MB; d++) {
+    uint64_t m = 0;
+    for (int p = 0; p < team_parts(tm); p++)
+      for (int t = 0; t < 4; t++) m += j.ps[p].mlo[t * MB + d];
+    bins[d] = (u128)m << llmk__tkp_ebin_shift(d);
+    Z += bins[d];
+  }
+  u128 target = scaled_target(thr, Z), below = 0;
+  if (Z <= target) { /* p == 0: only the last maximum stays */
+    r->pb = (boundary){max_key, team_count_eq(pl, tm, s, rc, max_key) - 1};
+    return true;
+  }
+  int d = 0;
+  for (; d < LLMK__TKP_MB_TOP; d++) {
+    if (bins[d] && below + bins[d] > target) break;
+    below += bins[d];
+  }
+  uint32_t lo = first_key_of_bin(d, max, max_key);
+  r->pending = true;
+  r->win_lo = lo > min_key ? lo : min_key;
+  r->win_hi = d == LLMK__TKP_MB_TOP ? max_key : first_key_of_bin(d + 1, max, max_key) - 1;
+  r->below = below;
+  r->target = target;
+  return true;
+}
 
 /* The index after the last masked member of the top-p tie group (its first c members). */
 static void find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V, row_result *r) {
@@ -764,13 +836,9 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, row
         if (c < CAND_CAP) n = c;
       }
       if (n >= 0) {
-        int64_t n_max = 0; /* how many equal the largest (the last of them always stays) */
-        for (int64_t i = 0; i < n; i++) {
-          s->sx[i] = llmk__value_of_key(s->sk[i]);
-          n_max += s->sk[i] == max_key;
-        }
-        r->pb = top_p_search(pl, tm, s, s->sx, s->sk, n, r->max, min_key, max_key, n_max, thr);
-      } else if (!top_p_by_bins(pl, tm, s, rc, V, r->max, min_key, max_key, thr, &r->pb)) {
+        r->pb = top_p_sorted(pl, s, s->sk, n, r->max, max_key, 0, 0, thr, s->ckey,
+                             (uint32_t *)(void *)s->sx);
+      } else if (!top_p_bins(pl, tm, s, rc, V, r->max, min_key, max_key, thr, r)) {
         need_keys(pl, tm, s, rc);
         int64_t n_max = team_count_eq(pl, tm, s, rc, max_key);
         r->pb = top_p_search(pl, tm, s, s->row, s->keys, V, r->max, min_key, max_key, n_max, thr);
@@ -778,7 +846,7 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, row
     }
   }
   if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
-  find_tie_cut(pl, rc, V, r);
+  if (!r->pending) find_tie_cut(pl, rc, V, r);
 }
 
 /* Whether entry i (value x, key) is kept. */
@@ -814,17 +882,22 @@ static void store_neg_inf(char *e, llmk_dtype dt) {
 
 typedef struct write_job {
   const tkp_plan *pl;
-  const scratch *s;
+  const scratch *s;  /* the row's: s->row and s->keys */
+  const scratch *ps; /* per part, for gathers */
   const rowctx *rc;
   const row_result *rr;
   const char *src;
   char *dst;
   bool in_place;
-  int64_t kept[MAX_PARTS];
+  int mode; /* of select */
+  uint32_t t, hi; /* select: keep keys >= t; gather those <= hi too */
+  int64_t kept[MAX_PARTS], ng[MAX_PARTS];
+  uint32_t *wkey, *widx; /* no team: gathers go straight here */
 } write_job;
 
 /* out[a, b) of the row: kept entries copied, the others -inf. Entries equal to the top-p
- * boundary are all kept here; the caller masks the first ones of that group. */
+ * boundary are all kept here; the caller masks the first ones of that group. With the
+ * contiguous select, the kept entries with key <= hi are gathered too. */
 static void write_part(void *arg, int part, int64_t a, int64_t b) {
   write_job *j = arg;
   const tkp_plan *pl = j->pl;
@@ -832,14 +905,17 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
   size_t esz = llmk_dtype_size(pl->logits.dtype);
   size_t sstep = (size_t)pl->logits.s1 * esz, dstep = (size_t)pl->out.s1 * esz;
   int64_t kept = 0;
-  uint32_t thr = rr->t_key;
-  if (rr->have_p && rr->pb.key > thr) thr = rr->pb.key;
   if (pl->logits.s1 == 1 && pl->out.s1 == 1 && rr->min_e == 0.0f) {
+    const scratch *ps = &j->ps[part];
+    size_t ng = 0;
     kept = (int64_t)pl->kern->select(j->src + (size_t)a * esz, pl->logits.dtype, (size_t)(b - a),
-                                     thr, j->dst + (size_t)a * esz, j->in_place);
+                                     j->t, j->hi, j->dst + (size_t)a * esz, j->mode,
+                                     (uint32_t)a, j->wkey ? j->wkey : ps->sk,
+                                     j->widx ? j->widx : ps->ckey, CAND_CAP, &ng);
+    j->ng[part] = (int64_t)ng;
   } else { /* the caller made the f32 row and its keys */
     for (int64_t i = a; i < b; i++) {
-      bool keep = j->s->keys[i] >= thr &&
+      bool keep = j->s->keys[i] >= j->t &&
                   !(rr->min_e > 0.0f && llmk__exp_nonpos(j->s->row[i] - rr->max) < rr->min_e);
       if (keep) {
         kept++;
@@ -848,8 +924,76 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
         store_neg_inf(j->dst + (size_t)i * dstep, pl->logits.dtype);
       }
     }
+    j->ng[part] = 0;
   }
   j->kept[part] = kept;
+}
+
+typedef struct window_job {
+  const tkp_plan *pl;
+  const scratch *ps;
+  const rowctx *rc;
+  uint32_t lo, hi;
+  uint32_t *wkey, *widx; /* no team: gathers go straight here */
+  int64_t ng[MAX_PARTS];
+} window_job;
+
+static void window_part(void *arg, int part, int64_t a, int64_t b) {
+  window_job *j = arg;
+  const scratch *ps = &j->ps[part];
+  j->ng[part] = (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->lo,
+                                             j->hi, (uint32_t)a, j->wkey ? j->wkey : ps->sk,
+                                             j->widx ? j->widx : ps->ckey, CAND_CAP);
+}
+
+/* The per-part gathers (keys in ps[p].sk, indices in ps[p].ckey) one after the other into
+ * wkey / widx; returns their total (not copied when over CAND_CAP). */
+static int64_t join_parts(const team *tm, const int64_t *ng, uint32_t *wkey, uint32_t *widx) {
+  int64_t total = 0;
+  for (int p = 0; p < team_parts(tm); p++) total += ng[p];
+  if (!tm || total > CAND_CAP) return total;
+  int64_t off = 0;
+  for (int p = 0; p < tm->parts; p++) {
+    memcpy(wkey + off, tm->ps[p].sk, (size_t)ng[p] * 4);
+    memmove(widx + off, tm->ps[p].ckey, (size_t)ng[p] * 4); /* part 0's are in place */
+    off += ng[p];
+  }
+  return total;
+}
+
+/* The entries of the pending window of r, keys into s->bk and indices into widx; returns
+ * how many there are (gathered only up to CAND_CAP). */
+static int64_t gather_window(const tkp_plan *pl, const team *tm, const scratch *s,
+                             const rowctx *rc, const row_result *r, uint32_t *widx) {
+  window_job gj = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .lo = r->win_lo, .hi = r->win_hi};
+  if (!tm) {
+    gj.wkey = s->bk;
+    gj.widx = widx;
+  }
+  team_run(tm, pl->V, window_part, &gj);
+  return join_parts(tm, gj.ng, s->bk, widx);
+}
+
+/* The pending top-p boundary of r among the n entries of its window (keys in s->bk,
+ * indices in widx, in index order), or, when they were too many to gather (n over
+ * CAND_CAP), among the whole row's entries in the window. Sets r->pb and r->tie_cut. */
+static void resolve_window(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc,
+                           row_result *r, const uint32_t *widx, int64_t n) {
+  uint32_t max_key = rc->max_key;
+  r->pending = false;
+  if (n <= CAND_CAP) {
+    r->pb = top_p_sorted(pl, s, s->bk, n, r->max, max_key, r->target, r->below, 0.0f, s->sk,
+                         (uint32_t *)(void *)s->sx);
+    r->tie_cut = 0;
+    for (int64_t i = 0, c = 0; i < n && c < r->pb.masked_in_group; i++)
+      if (s->bk[i] == r->pb.key && ++c == r->pb.masked_in_group) r->tie_cut = (int64_t)widx[i] + 1;
+  } else {
+    need_keys(pl, tm, s, rc);
+    int64_t n_max = team_count_eq(pl, tm, s, rc, max_key);
+    r->pb = top_p_boundary(pl, s, s->row, s->keys, pl->V, r->max, r->win_lo, max_key, n_max,
+                           r->target, r->below);
+    find_tie_cut(pl, rc, pl->V, r);
+  }
 }
 
 static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, int64_t r) {
@@ -859,34 +1003,75 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   if (pl->logits.s1 == 1) { /* read the row where it is */
     rc.src = elem(&pl->logits, r, 0);
     rc.dt = pl->logits.dtype;
+    rc.esz = llmk_dtype_size(rc.dt);
     if (rc.dt == LLMK_F32) local.row = (float *)(void *)elem(&pl->logits, r, 0);
   } else {
     need_keys(pl, tm, s, &rc);
     rc.src = s->row;
     rc.dt = LLMK_F32;
+    rc.esz = 4;
   }
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
   row_result rr;
   filter_row(pl, tm, s, &rc, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
              has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
-  write_job wj = {.pl = pl, .s = s, .rc = &rc, .rr = &rr, .src = elem(&pl->logits, r, 0),
-                  .dst = (char *)elem(&pl->out, r, 0)};
+  write_job wj = {.pl = pl, .s = s, .ps = tm ? tm->ps : s, .rc = &rc, .rr = &rr,
+                  .src = elem(&pl->logits, r, 0), .dst = (char *)elem(&pl->out, r, 0), .hi = 0};
   wj.in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                 pl->out.s1 == pl->logits.s1;
-  if (!(pl->logits.s1 == 1 && pl->out.s1 == 1 && rr.min_e == 0.0f)) need_keys(pl, tm, s, &rc);
-  team_run(tm, V, write_part, &wj);
+  wj.mode = wj.in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0;
+  bool select = pl->logits.s1 == 1 && pl->out.s1 == 1 && rr.min_e == 0.0f;
+  if (!select) need_keys(pl, tm, s, &rc);
+  uint32_t *widx = s->ckey;
+  int64_t nwin = -1;
+  bool written = false;
+  if (rr.pending && select) {
+    /* the boundary lies in the window: write the row keeping the window, gathering it */
+    wj.t = rr.win_lo;
+    wj.hi = rr.win_hi;
+    if (!tm) {
+      wj.wkey = s->bk;
+      wj.widx = widx;
+    }
+    team_run(tm, V, write_part, &wj);
+    nwin = join_parts(tm, wj.ng, s->bk, widx);
+    written = true;
+  } else if (rr.pending) {
+    nwin = gather_window(pl, tm, s, &rc, &rr, widx);
+  }
+  if (rr.pending) resolve_window(pl, tm, s, &rc, &rr, widx, nwin);
+  if (nwin > CAND_CAP) nwin = -1; /* the window was not gathered */
+  if (!written || nwin < 0) {
+    wj.t = rr.t_key;
+    if (rr.have_p && rr.pb.key > wj.t) wj.t = rr.pb.key;
+    wj.hi = 0;
+    wj.wkey = wj.widx = NULL;
+    team_run(tm, V, write_part, &wj);
+    written = false;
+  }
   int64_t kept = 0;
   for (int p = 0; p < team_parts(tm); p++) kept += wj.kept[p];
-  /* the masked members of the top-p tie group (write_part kept the whole group); min-p
-   * keeps or drops the group as one, its members being equal */
+  /* the masked members of the top-p tie group (write_part kept the whole group), and
+   * after a write that kept the window, its entries below the boundary; min-p keeps or
+   * drops the group as one, its members being equal */
   bool group_kept = !(rr.min_e > 0.0f &&
                       llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) - rr.max) < rr.min_e);
   size_t dstep = (size_t)pl->out.s1 * llmk_dtype_size(pl->out.dtype);
-  for (int64_t j = 0; j < rr.tie_cut; j++) {
-    j += (int64_t)pl->kern->find_eq(src_at(&rc, j), rc.dt, (size_t)(rr.tie_cut - j), rr.pb.key, 1);
-    if (j >= rr.tie_cut) break;
-    store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
-    kept -= group_kept;
+  if (nwin >= 0) {
+    for (int64_t i = 0; i < nwin; i++) {
+      bool below = s->bk[i] < rr.pb.key, tie = s->bk[i] == rr.pb.key && widx[i] < rr.tie_cut;
+      if ((below && written) || tie) {
+        store_neg_inf(wj.dst + (size_t)widx[i] * dstep, pl->out.dtype);
+        kept -= tie ? group_kept : 1;
+      }
+    }
+  } else {
+    for (int64_t j = 0; j < rr.tie_cut; j++) {
+      j += (int64_t)pl->kern->find_eq(src_at(&rc, j), rc.dt, (size_t)(rr.tie_cut - j), rr.pb.key, 1);
+      if (j >= rr.tie_cut) break;
+      store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
+      kept -= group_kept;
+    }
   }
   if (pl->kept.data) set_i(&pl->kept, r, kept);
 }
@@ -962,10 +1147,14 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
     for (int p = 0; p < team_parts(tm); p++) ymax = sj.u32[p] > ymax ? sj.u32[p] : ymax;
     bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
     row_result rr;
-    rowctx rc = {.src = s->row, .dt = LLMK_F32, .have_keys = true, .have_max = true,
+    rowctx rc = {.src = s->row, .dt = LLMK_F32, .esz = 4, .have_keys = true, .have_max = true,
                  .max_key = ymax};
     filter_row(pl, tm, s, &rc, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
                has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
+    if (rr.pending) {
+      uint32_t *widx = s->ckey;
+      resolve_window(pl, tm, s, &rc, &rr, widx, gather_window(pl, tm, s, &rc, &rr, widx));
+    }
     race_job rj = {.pl = pl, .s = s, .rr = &rr, .seed = (uint64_t)get_i(&pl->seed, r),
                    .offset = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0};
     team_run(tm, V, race_part, &rj);
@@ -1038,6 +1227,14 @@ static llmk_status check_mat(const char *op, arg a, int64_t B, int64_t V, uint32
   TRY(llmk__check_rank(op, a.name, a.t, 2));
   TRY(llmk__check_dim(op, a.name, a.t, 0, B, "B"));
   return llmk__check_dim(op, a.name, a.t, 1, V, "V");
+}
+
+static size_t last_cache_bytes(void) {
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) return (size_t)l3;
+#endif
+  return (size_t)32 << 20;
 }
 
 static int online_cpus(void) {
@@ -1119,6 +1316,7 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED) w = cpus; /* room to split rows */
   pl.workers = (int)(w < 1 ? 1 : w);
   pl.worker_bytes = worker_bytes(V);
+  pl.stream = (double)B * (double)V * (double)llmk_dtype_size(dt) >= (double)last_cache_bytes() / 2;
   pl.kern = llmk__tkp_kernels_for(llmk_get_isa());
   pl.cvt = llmk__convert_kernels_for(llmk_get_isa());
   size_t ws = B * V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
@@ -1229,6 +1427,7 @@ static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
     int64_t r0, r1;
     llmk__split(pl->B, pl->workers, (int)w, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
+      if (r + 1 < r1 && pl->k.data && pl->mode != MODE_SORTED) prefetch_sample(&pl->logits, r + 1, pl->V);
       if (pl->mode == MODE_FILTER) filter_one(pl, NULL, &s, r);
       else if (pl->mode == MODE_SAMPLE) sample_one(pl, NULL, &s, r);
       else sorted_one(pl, &s, r);

@@ -21,6 +21,8 @@ static float rand_value(void) {
   }
 }
 
+__extension__ typedef unsigned __int128 u128;
+
 static const llmk_dtype dtypes[3] = {LLMK_F32, LLMK_F16, LLMK_BF16};
 
 /* The kernels over rows of the logits' dtype, against the scalar table and against their
@@ -29,8 +31,8 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
                       const float *w, const uint32_t *kw, size_t n, bool finite) {
   const llmk__tkp_kernels *s = &llmk__tkp_kernels_scalar;
   enum { N = 1100 };
-  static uint32_t oa[N + 8], ob[N + 8];
-  static uint8_t da[4 * N], db[4 * N];
+  static uint32_t oa[N + 8], ob[N + 8], ia[N + 8], ib[N + 8];
+  static uint8_t da[4 * N + 64], db[4 * N + 64];
   const char *dn = llmk_dtype_name(dt);
   uint32_t want = 0;
   for (size_t i = 0; i < n; i++) want = kw[i] > want ? kw[i] : want;
@@ -38,32 +40,58 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
            name, dn, n);
   uint32_t t = n ? kw[tu_rand_range(0, (int64_t)n - 1)] : 0x80000000u;
   if (tu_rand_range(0, 3) == 0) t = (uint32_t)tu_rand_u64();
-  size_t cap = (size_t)tu_rand_range(0, (int64_t)n + 1), ge = 0;
-  for (size_t i = 0; i < n; i++) ge += kw[i] >= t;
-  size_t ca = s->gather_ge(src, dt, n, t, oa, cap), cb = k->gather_ge(src, dt, n, t, ob, cap);
+  /* a window [t, hi] (empty when hi < t) */
+  uint32_t hi = n ? kw[tu_rand_range(0, (int64_t)n - 1)] : t;
+  if (tu_rand_range(0, 3) == 0) hi = UINT32_MAX;
+  uint32_t idx0 = (uint32_t)tu_rand_range(0, 1000);
+  size_t cap = (size_t)tu_rand_range(0, (int64_t)n + 1), ge = 0, inw = 0;
+  for (size_t i = 0; i < n; i++) {
+    ge += kw[i] >= t;
+    inw += kw[i] >= t && kw[i] <= hi;
+  }
+  bool with_idx = tu_rand_range(0, 1);
+  size_t ca = s->gather(src, dt, n, t, hi, idx0, oa, with_idx ? ia : NULL, cap);
+  size_t cb = k->gather(src, dt, n, t, hi, idx0, ob, with_idx ? ib : NULL, cap);
   bool order = true;
   for (size_t i = 0, c = 0; i < n && c < cap; i++)
-    if (kw[i] >= t) order = order && oa[c++] == kw[i];
-  TU_CHECK(ca == ge && cb == ge && order && !memcmp(oa, ob, (ca < cap ? ca : cap) * 4),
-           "%s gather_ge %s n=%zu", name, dn, n);
+    if (kw[i] >= t && kw[i] <= hi) {
+      order = order && oa[c] == kw[i] && (!with_idx || ia[c] == idx0 + i);
+      c++;
+    }
+  size_t cm = ca < cap ? ca : cap;
+  TU_CHECK(ca == inw && cb == inw && order && !memcmp(oa, ob, cm * 4) &&
+               (!with_idx || !memcmp(ia, ib, cm * 4)),
+           "%s gather %s n=%zu", name, dn, n);
   size_t esz = llmk_dtype_size(dt);
   for (int inp = 0; inp < 2; inp++) {
-    memset(da, 0x5a, n * esz);
-    memset(db, 0x5a, n * esz);
+    memset(da, 0x5a, sizeof da);
+    memset(db, 0x5a, sizeof db);
+    size_t nga = 0, ngb = 0;
+    memset(oa, 0, (n + 8) * 4);
+    memset(ob, 0, (n + 8) * 4);
+    int mode = inp ? LLMK__TKP_IN_PLACE : (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
+    size_t off = mode == LLMK__TKP_STREAM ? (size_t)tu_rand_range(0, 7) : 0; /* misaligned */
+    uint8_t *pa = da + off * esz, *pb = db + off * esz;
     if (inp) {
-      memcpy(da, src, n * esz);
-      memcpy(db, src, n * esz);
+      memcpy(pa, src, n * esz);
+      memcpy(pb, src, n * esz);
     }
-    size_t kpa = s->select(inp ? (const void *)da : src, dt, n, t, da, inp);
-    size_t kpb = k->select(inp ? (const void *)db : src, dt, n, t, db, inp);
-    bool ok = kpa == ge && kpb == ge;
-    for (size_t i = 0; i < n; i++) { /* kept: the same bits; masked: -inf */
+    size_t kpa = s->select(inp ? (const void *)pa : src, dt, n, t, hi, pa, mode, idx0, oa, ia, cap, &nga);
+    size_t kpb = k->select(inp ? (const void *)pb : src, dt, n, t, hi, pb, mode, idx0, ob, ib, cap, &ngb);
+    bool ok = kpa == ge && kpb == ge && nga == inw && ngb == inw;
+    for (size_t i = 0, c = 0; i < n; i++) { /* kept: the same bits; masked: -inf */
       float got;
-      llmk_convert(&got, LLMK_F32, da + i * esz, dt, 1);
-      ok = ok && (kw[i] >= t ? !memcmp(da + i * esz, (const char *)src + i * esz, esz)
+      llmk_convert(&got, LLMK_F32, pa + i * esz, dt, 1);
+      ok = ok && (kw[i] >= t ? !memcmp(pa + i * esz, (const char *)src + i * esz, esz)
                              : isinf(got) && got < 0);
+      if (kw[i] >= t && kw[i] <= hi) {
+        if (c < cap) ok = ok && oa[c] == kw[i] && ia[c] == idx0 + i;
+        c++;
+      }
     }
-    TU_CHECK(ok && !memcmp(da, db, n * esz), "%s select %s in_place=%d n=%zu", name, dn, inp, n);
+    cm = inw < cap ? inw : cap;
+    TU_CHECK(ok && !memcmp(pa, pb, n * esz) && !memcmp(oa, ob, cm * 4) && !memcmp(ia, ib, cm * 4),
+             "%s select %s mode=%d n=%zu", name, dn, mode, n);
   }
   size_t nth = (size_t)tu_rand_range(1, 4), eq = 0, at = n;
   for (size_t i = 0; i < n; i++)
@@ -75,42 +103,41 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   float max = -INFINITY;
   for (size_t i = 0; i < n; i++) max = w[i] > max ? w[i] : max;
   if (!(max > -INFINITY)) return;
-  /* mass bins: the four tables summed per bin (exact, so any split among them is fine);
-   * xmin excludes entries below it */
+  /* mass bins: the four tables summed per bin (exact, so any split among them is fine),
+   * against the definitions: bin and value from the bits of e, and the bin's mass equal
+   * to the sum of llmk__mass_of over its entries; xmin excludes entries below it */
   float xmin = tu_rand_range(0, 1) ? -INFINITY : w[tu_rand_range(0, (int64_t)n - 1)];
-  static double tba[4 * LLMK__TKP_MBINS], tbb[4 * LLMK__TKP_MBINS];
+  static uint64_t tba[4 * LLMK__TKP_MBINS], tbb[4 * LLMK__TKP_MBINS];
   memset(tba, 0, sizeof tba);
   memset(tbb, 0, sizeof tbb);
   s->mass_bins(src, dt, n, max, xmin, tba);
   k->mass_bins(src, dt, n, max, xmin, tbb);
-  double ref[LLMK__TKP_MBINS] = {0};
-  for (size_t i = 0; i < n; i++) /* from the definitions */
-    if (w[i] >= xmin) ref[llmk__tkp_mbin(w[i] - max)] += (double)llmk__mass_of(llmk__exp_nonpos(w[i] - max));
+  static uint64_t ref[LLMK__TKP_MBINS];
+  static u128 mref[LLMK__TKP_MBINS];
+  memset(ref, 0, sizeof ref);
+  memset(mref, 0, sizeof mref);
+  for (size_t i = 0; i < n; i++) {
+    if (w[i] < xmin) continue;
+    float e = llmk__exp_nonpos(w[i] - max);
+    uint32_t u;
+    memcpy(&u, &e, 4);
+    int bin = llmk__tkp_ebin(u);
+    ref[bin] += llmk__tkp_eval(u);
+    mref[bin] += llmk__mass_of(e);
+    TU_CHECK(bin >= 0 && bin <= LLMK__TKP_MB_TOP && (bin == LLMK__TKP_MB_TOP) == (e == 1.0f),
+             "%s mass bin of e=%g", name, (double)e);
+  }
   bool same = true;
   for (int d = 0; d < LLMK__TKP_MBINS; d++) {
-    double a = 0, b = 0;
+    uint64_t a = 0, b = 0;
     for (int q = 0; q < 4; q++) {
       a += tba[q * LLMK__TKP_MBINS + d];
       b += tbb[q * LLMK__TKP_MBINS + d];
     }
-    same = same && a == b && a == ref[d] && (d > 0 || a == 0);
+    same = same && a == b && a == ref[d] &&
+           ((u128)a << llmk__tkp_ebin_shift(d)) == mref[d];
   }
   TU_CHECK(same, "%s mass_bins %s n=%zu", name, dn, n);
-  int bin = llmk__tkp_mbin(w[tu_rand_range(0, (int64_t)n - 1)] - max);
-  if (bin < 1) bin = LLMK__TKP_MB_TOP;
-  static float gxa[N + 8], gxb[N + 8];
-  size_t gcap = (size_t)tu_rand_range(0, (int64_t)n), gwant = 0;
-  size_t ga = s->gather_mbin(src, dt, n, max, xmin, bin, gxa, oa, gcap);
-  size_t gb = k->gather_mbin(src, dt, n, max, xmin, bin, gxb, ob, gcap);
-  bool gok = true;
-  for (size_t i = 0; i < n; i++)
-    if (w[i] >= xmin && llmk__tkp_mbin(w[i] - max) == bin) {
-      if (gwant < gcap) gok = gok && !memcmp(&gxa[gwant], &w[i], 4) && oa[gwant] == kw[i];
-      gwant++;
-    }
-  size_t gm = ga < gcap ? ga : gcap;
-  TU_CHECK(ga == gwant && gb == gwant && gok && !memcmp(gxa, gxb, gm * 4) && !memcmp(oa, ob, gm * 4),
-           "%s gather_mbin %s n=%zu", name, dn, n);
 }
 
 static void check_isa(const llmk__tkp_kernels *k, const char *name) {

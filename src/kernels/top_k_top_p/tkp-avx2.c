@@ -59,10 +59,6 @@ static uint32_t widen_keys_avx2(const void *src, llmk_dtype dt, float *row, uint
   return max;
 }
 
-/* lanes with key >= t (unsigned), as a bit mask */
-static inline unsigned ge8(__m256i k, __m256i vt) {
-  return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(k, vt), k)));
-}
 
 
 /* llmk__mass_of on 8 lanes, as low and high 32-bit halves: (uint64_t)(e * 2^63) for e
@@ -152,50 +148,6 @@ static size_t gather_bin_avx2(const uint16_t *bins, const float *x, const uint32
   return c + r;
 }
 
-/* For each 8-bit mask, the lanes it selects in order, 3 bits each (compress_idx). */
-static const uint32_t compress_lut[256] = {
-    0x000000, 0x000000, 0x000001, 0x000008, 0x000002, 0x000010, 0x000011, 0x000088,
-    0x000003, 0x000018, 0x000019, 0x0000c8, 0x00001a, 0x0000d0, 0x0000d1, 0x000688,
-    0x000004, 0x000020, 0x000021, 0x000108, 0x000022, 0x000110, 0x000111, 0x000888,
-    0x000023, 0x000118, 0x000119, 0x0008c8, 0x00011a, 0x0008d0, 0x0008d1, 0x004688,
-    0x000005, 0x000028, 0x000029, 0x000148, 0x00002a, 0x000150, 0x000151, 0x000a88,
-    0x00002b, 0x000158, 0x000159, 0x000ac8, 0x00015a, 0x000ad0, 0x000ad1, 0x005688,
-    0x00002c, 0x000160, 0x000161, 0x000b08, 0x000162, 0x000b10, 0x000b11, 0x005888,
-    0x000163, 0x000b18, 0x000b19, 0x0058c8, 0x000b1a, 0x0058d0, 0x0058d1, 0x02c688,
-    0x000006, 0x000030, 0x000031, 0x000188, 0x000032, 0x000190, 0x000191, 0x000c88,
-    0x000033, 0x000198, 0x000199, 0x000cc8, 0x00019a, 0x000cd0, 0x000cd1, 0x006688,
-    0x000034, 0x0001a0, 0x0001a1, 0x000d08, 0x0001a2, 0x000d10, 0x000d11, 0x006888,
-    0x0001a3, 0x000d18, 0x000d19, 0x0068c8, 0x000d1a, 0x0068d0, 0x0068d1, 0x034688,
-    0x000035, 0x0001a8, 0x0001a9, 0x000d48, 0x0001aa, 0x000d50, 0x000d51, 0x006a88,
-    0x0001ab, 0x000d58, 0x000d59, 0x006ac8, 0x000d5a, 0x006ad0, 0x006ad1, 0x035688,
-    0x0001ac, 0x000d60, 0x000d61, 0x006b08, 0x000d62, 0x006b10, 0x006b11, 0x035888,
-    0x000d63, 0x006b18, 0x006b19, 0x0358c8, 0x006b1a, 0x0358d0, 0x0358d1, 0x1ac688,
-    0x000007, 0x000038, 0x000039, 0x0001c8, 0x00003a, 0x0001d0, 0x0001d1, 0x000e88,
-    0x00003b, 0x0001d8, 0x0001d9, 0x000ec8, 0x0001da, 0x000ed0, 0x000ed1, 0x007688,
-    0x00003c, 0x0001e0, 0x0001e1, 0x000f08, 0x0001e2, 0x000f10, 0x000f11, 0x007888,
-    0x0001e3, 0x000f18, 0x000f19, 0x0078c8, 0x000f1a, 0x0078d0, 0x0078d1, 0x03c688,
-    0x00003d, 0x0001e8, 0x0001e9, 0x000f48, 0x0001ea, 0x000f50, 0x000f51, 0x007a88,
-    0x0001eb, 0x000f58, 0x000f59, 0x007ac8, 0x000f5a, 0x007ad0, 0x007ad1, 0x03d688,
-    0x0001ec, 0x000f60, 0x000f61, 0x007b08, 0x000f62, 0x007b10, 0x007b11, 0x03d888,
-    0x000f63, 0x007b18, 0x007b19, 0x03d8c8, 0x007b1a, 0x03d8d0, 0x03d8d1, 0x1ec688,
-    0x00003e, 0x0001f0, 0x0001f1, 0x000f88, 0x0001f2, 0x000f90, 0x000f91, 0x007c88,
-    0x0001f3, 0x000f98, 0x000f99, 0x007cc8, 0x000f9a, 0x007cd0, 0x007cd1, 0x03e688,
-    0x0001f4, 0x000fa0, 0x000fa1, 0x007d08, 0x000fa2, 0x007d10, 0x007d11, 0x03e888,
-    0x000fa3, 0x007d18, 0x007d19, 0x03e8c8, 0x007d1a, 0x03e8d0, 0x03e8d1, 0x1f4688,
-    0x0001f5, 0x000fa8, 0x000fa9, 0x007d48, 0x000faa, 0x007d50, 0x007d51, 0x03ea88,
-    0x000fab, 0x007d58, 0x007d59, 0x03eac8, 0x007d5a, 0x03ead0, 0x03ead1, 0x1f5688,
-    0x000fac, 0x007d60, 0x007d61, 0x03eb08, 0x007d62, 0x03eb10, 0x03eb11, 0x1f5888,
-    0x007d63, 0x03eb18, 0x03eb19, 0x1f58c8, 0x03eb1a, 0x1f58d0, 0x1f58d1, 0xfac688,
-};
-
-/* The permutation that moves the lanes selected by m (8 bits) to the front, in order. */
-static inline __m256i compress_idx(unsigned m) {
-  __m256i v = _mm256_set1_epi32((int)compress_lut[m]);
-  v = _mm256_srlv_epi32(v, _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21));
-  return _mm256_and_si256(v, _mm256_set1_epi32(7));
-}
-
-
 /* ------------------------------------------------- kernels over rows of the logits' dtype */
 
 /* 8 entries from i of a contiguous row of dtype dt, widened exactly */
@@ -237,35 +189,59 @@ uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n) {
   BY_DTYPE(dt, return max_key_t(src, n, D))
 }
 
-static inline __attribute__((always_inline)) size_t gather_ge_t(const void *src, size_t n,
-                                                               uint32_t t, uint32_t *out,
-                                                               size_t cap, const llmk_dtype dt) {
-  const __m256i vt = _mm256_set1_epi32((int)t);
+/* lanes with lo <= key <= hi (unsigned), as a bit mask */
+static inline unsigned in8(__m256i k, __m256i vlo, __m256i vhi) {
+  __m256i in = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(k, vlo), k),
+                                _mm256_cmpeq_epi32(_mm256_min_epu32(k, vhi), k));
+  return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(in));
+}
+
+/* the lanes of m (keys k, entries i.. of the row) into okey / oidx from *c (up to cap) */
+static inline void put8(unsigned m, __m256i k, uint32_t i, uint32_t *okey, uint32_t *oidx,
+                        size_t cap, size_t *c) {
+  uint32_t l[8];
+  _mm256_storeu_si256((void *)l, k);
+  for (; m; m &= m - 1, ++*c)
+    if (*c < cap) {
+      unsigned b = (unsigned)__builtin_ctz(m);
+      okey[*c] = l[b];
+      if (oidx) oidx[*c] = i + b;
+    }
+}
+
+static inline __attribute__((always_inline)) size_t gather_t(const void *src, size_t n, uint32_t lo,
+                                                            uint32_t hi, uint32_t idx0,
+                                                            uint32_t *okey, uint32_t *oidx,
+                                                            size_t cap, const llmk_dtype dt) {
+  const __m256i vlo = _mm256_set1_epi32((int)lo), vhi = _mm256_set1_epi32((int)hi);
   size_t c = 0, i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256i k = keys8(_mm256_castps_si256(load8(src, i, dt)));
-    unsigned m = ge8(k, vt);
-    if (!m) continue; /* few hits: t is near the top */
-    uint32_t l[8];
-    _mm256_storeu_si256((void *)l, k);
-    for (; m; m &= m - 1) {
-      if (c < cap) out[c] = l[__builtin_ctz(m)];
-      c++;
-    }
+    unsigned m = in8(k, vlo, vhi);
+    if (m) put8(m, k, idx0 + (uint32_t)i, okey, oidx, cap, &c); /* few hits */
   }
-  return c + llmk__tkp_gather_ge_scalar(skip(src, dt, i), dt, n - i, t, out + (c < cap ? c : cap),
-                                        c < cap ? cap - c : 0);
+  size_t r = c < cap ? cap - c : 0, o = c < cap ? c : cap;
+  return c + llmk__tkp_gather_scalar(skip(src, dt, i), dt, n - i, lo, hi, idx0 + (uint32_t)i,
+                                     okey + o, oidx ? oidx + o : NULL, r);
 }
 
-size_t llmk__tkp_gather_ge_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t,
-                                uint32_t *out, size_t cap) {
-  BY_DTYPE(dt, return gather_ge_t(src, n, t, out, cap, D))
+size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
+                             uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap) {
+  BY_DTYPE(dt, return gather_t(src, n, lo, hi, idx0, okey, oidx, cap, D))
 }
 
-size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
-                             bool in_place) {
-  const __m256i vt = _mm256_set1_epi32((int)t);
-  size_t kept = 0, i = 0;
+size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
+                             void *dst, int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                             size_t cap, size_t *ng) {
+  const __m256i vt = _mm256_set1_epi32((int)t), vhi = _mm256_set1_epi32((int)hi);
+  const bool win = hi >= t, in_place = mode & LLMK__TKP_IN_PLACE;
+  size_t esz = llmk_dtype_size(dt), kept = 0, i = 0, c = 0, part;
+  bool stream = (mode & LLMK__TKP_STREAM) && !in_place && (uintptr_t)dst % esz == 0;
+  if (stream) { /* the entries before the first 32-byte boundary of dst */
+    i = (32 - (uintptr_t)dst % 32) % 32 / esz;
+    i = i < n ? i : n;
+    kept = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey, oidx, cap, &c);
+  }
   if (dt == LLMK_F32) {
     const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
     const float *s = src;
@@ -275,9 +251,14 @@ size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t 
       __m256i keep = _mm256_cmpeq_epi32(_mm256_max_epu32(k, vt), k);
       unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(keep));
       kept += (size_t)__builtin_popcount(m);
-      if (!in_place) _mm256_storeu_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
+      if (stream) _mm256_stream_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
+      else if (!in_place) _mm256_storeu_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
       else if (m != 0xff)
         _mm256_maskstore_epi32((int *)(d + i), _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
+      if (win && m) {
+        unsigned w = m & in8(k, vt, vhi);
+        if (w) put8(w, k, idx0 + (uint32_t)i, okey, oidx, cap, &c);
+      }
     }
   } else {
     const __m256i ninf = _mm256_set1_epi16((short)(dt == LLMK_BF16 ? 0xff80 : 0xfc00));
@@ -298,14 +279,23 @@ size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t 
       __m256i keep = _mm256_permute4x64_epi64(_mm256_packs_epi32(m0, m1), 0xd8);
       unsigned m = (unsigned)_mm256_movemask_epi8(keep);
       kept += (size_t)__builtin_popcount(m) / 2;
+      if (win && m) {
+        unsigned w0 = in8(k0, vt, vhi), w1 = in8(k1, vt, vhi);
+        if (w0) put8(w0, k0, idx0 + (uint32_t)i, okey, oidx, cap, &c);
+        if (w1) put8(w1, k1, idx0 + (uint32_t)i + 8, okey, oidx, cap, &c);
+      }
       if (in_place && m == 0xffffffffu) continue;
-      __m256i v = _mm256_loadu_si256((const void *)(s + i));
-      _mm256_storeu_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
+      __m256i v = _mm256_blendv_epi8(ninf, _mm256_loadu_si256((const void *)(s + i)), keep);
+      if (stream) _mm256_stream_si256((void *)(d + i), v);
+      else _mm256_storeu_si256((void *)(d + i), v);
     }
   }
-  size_t esz = llmk_dtype_size(dt);
-  return kept + llmk__tkp_select_scalar(skip(src, dt, i), dt, n - i, t, (char *)dst + i * esz,
-                                        in_place);
+  size_t r = c < cap ? cap - c : 0, o = c < cap ? c : cap;
+  kept += llmk__tkp_select_scalar(skip(src, dt, i), dt, n - i, t, hi, (char *)dst + i * esz, mode,
+                                  idx0 + (uint32_t)i, okey + o, oidx ? oidx + o : NULL, r, &part);
+  if (stream) _mm_sfence(); /* the streamed stores before any later one */
+  *ng = c + part;
+  return kept;
 }
 
 static inline __attribute__((always_inline)) size_t count_eq_t(const void *src, size_t n,
@@ -344,22 +334,16 @@ size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t
   BY_DTYPE(dt, return find_eq_t(src, n, key, nth, D))
 }
 
-static inline __m256i mbin8(__m256 d) {
-  __m256 v = _mm256_max_ps(_mm256_mul_ps(d, _mm256_set1_ps(16.0f)),
-                           _mm256_set1_ps(-(float)LLMK__TKP_MB_TOP));
-  return _mm256_add_epi32(_mm256_cvttps_epi32(_mm256_floor_ps(v)), _mm256_set1_epi32(LLMK__TKP_MB_TOP));
-}
-
 static inline __attribute__((always_inline)) void mass_bins_t(const void *src, size_t n, float max,
-                                                             float xmin, double *tab,
+                                                             float xmin, uint64_t *tab,
                                                              const llmk_dtype dt) {
   enum { NB = LLMK__TKP_MBINS, BLK = 256 };
   const __m256 vmax = _mm256_set1_ps(max), vmin = _mm256_set1_ps(xmin);
-  /* bins and masses of a block in vectors, then the adds one entry at a time (AVX2 has no
-   * scatter); entry j goes to table j % 4, so that neighbours in one bin do not wait for
-   * each other */
-  int32_t b[BLK];
-  double m[BLK];
+  /* bins and values of a block in vectors, as 64-bit words (value << 32 | byte offset of
+   * the bin), then the adds one entry at a time (AVX2 has no scatter); word j goes to
+   * table j % 4, so that neighbours in one bin do not wait for each other */
+  uint64_t w[BLK];
+  char *t0 = (char *)tab, *t1 = t0 + NB * 8, *t2 = t1 + NB * 8, *t3 = t2 + NB * 8;
   size_t i = 0;
   while (n - i >= 16) {
     size_t nb = n - i < BLK ? (n - i) / 16 * 16 : BLK;
@@ -373,22 +357,27 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
         e0 = llmk__avx2_exp_nonpos(d0);
         e1 = llmk__avx2_exp_nonpos(d1);
       }
-      __m256 m0 = _mm256_floor_ps(_mm256_mul_ps(e0, _mm256_set1_ps(0x1p63f)));
-      __m256 m1 = _mm256_floor_ps(_mm256_mul_ps(e1, _mm256_set1_ps(0x1p63f)));
-      m0 = _mm256_andnot_ps(_mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), m0);
-      m1 = _mm256_andnot_ps(_mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), m1);
-      _mm256_storeu_si256((void *)(b + j), mbin8(d0));
-      _mm256_storeu_si256((void *)(b + j + 8), mbin8(d1));
-      _mm256_storeu_pd(m + j, _mm256_cvtps_pd(_mm256_castps256_ps128(m0)));
-      _mm256_storeu_pd(m + j + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(m0, 1)));
-      _mm256_storeu_pd(m + j + 8, _mm256_cvtps_pd(_mm256_castps256_ps128(m1)));
-      _mm256_storeu_pd(m + j + 12, _mm256_cvtps_pd(_mm256_extractf128_ps(m1, 1)));
+      __m256i u[2] = {_mm256_castps_si256(e0), _mm256_castps_si256(e1)};
+      __m256 lt[2] = {_mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ)};
+      for (int g = 0; g < 2; g++) {
+        __m256i b = _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u[g], 20), _mm256_set1_epi32(512)),
+                                     _mm256_setzero_si256());
+        __m256i sh = _mm256_max_epi32(_mm256_sub_epi32(_mm256_set1_epi32(87), _mm256_srli_epi32(u[g], 23)),
+                                      _mm256_setzero_si256());
+        __m256i m = _mm256_or_si256(_mm256_and_si256(u[g], _mm256_set1_epi32(0x7fffff)),
+                                    _mm256_set1_epi32(0x800000));
+        m = _mm256_andnot_si256(_mm256_castps_si256(lt[g]), _mm256_srlv_epi32(m, sh));
+        b = _mm256_slli_epi32(b, 3);
+        _mm256_storeu_si256((void *)(w + j + 8 * g), _mm256_unpacklo_epi32(b, m));
+        _mm256_storeu_si256((void *)(w + j + 8 * g + 4), _mm256_unpackhi_epi32(b, m));
+      }
     }
     for (size_t j = 0; j < nb; j += 4) {
-      tab[b[j]] += m[j];
-      tab[NB + b[j + 1]] += m[j + 1];
-      tab[2 * NB + b[j + 2]] += m[j + 2];
-      tab[3 * NB + b[j + 3]] += m[j + 3];
+      uint64_t q0 = w[j], q1 = w[j + 1], q2 = w[j + 2], q3 = w[j + 3];
+      *(uint64_t *)(void *)(t0 + (uint32_t)q0) += q0 >> 32;
+      *(uint64_t *)(void *)(t1 + (uint32_t)q1) += q1 >> 32;
+      *(uint64_t *)(void *)(t2 + (uint32_t)q2) += q2 >> 32;
+      *(uint64_t *)(void *)(t3 + (uint32_t)q3) += q3 >> 32;
     }
     i += nb;
   }
@@ -396,36 +385,8 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
 }
 
 void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                              double *tab) {
+                              uint64_t *tab) {
   BY_DTYPE(dt, mass_bins_t(src, n, max, xmin, tab, D); return)
-}
-
-static inline __attribute__((always_inline)) size_t gather_mbin_t(const void *src, size_t n,
-                                                                 float max, float xmin, int bin,
-                                                                 float *ox, uint32_t *ok,
-                                                                 size_t cap, const llmk_dtype dt) {
-  /* bin >= 1: 16 (x - max) in [bin - TOP, bin - TOP + 1) (exact products and bounds) */
-  const __m256 vmax = _mm256_set1_ps(max), vmin = _mm256_set1_ps(xmin);
-  const __m256 lo = _mm256_set1_ps((float)(bin - LLMK__TKP_MB_TOP));
-  const __m256 hi = _mm256_set1_ps((float)(bin - LLMK__TKP_MB_TOP + 1));
-  size_t c = 0, i = 0;
-  for (; i + 8 <= n && c + 8 <= cap; i += 8) { /* branch-free: each store writes 8 lanes */
-    __m256 v = load8(src, i, dt);
-    __m256 s = _mm256_mul_ps(_mm256_sub_ps(v, vmax), _mm256_set1_ps(16.0f));
-    __m256 in = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(s, lo, _CMP_GE_OQ), _mm256_cmp_ps(s, hi, _CMP_LT_OQ)),
-                              _mm256_cmp_ps(v, vmin, _CMP_GE_OQ));
-    unsigned m = (unsigned)_mm256_movemask_ps(in);
-    _mm256_storeu_ps(ox + c, _mm256_permutevar8x32_ps(v, compress_idx(m)));
-    c += (unsigned)__builtin_popcount(m);
-  }
-  for (size_t j = 0; j < c; j++) ok[j] = llmk__key_of(ox[j]);
-  return c + llmk__tkp_gather_mbin_scalar(skip(src, dt, i), dt, n - i, max, xmin, bin, ox + c,
-                                          ok + c, cap - c);
-}
-
-size_t llmk__tkp_gather_mbin_avx2(const void *src, llmk_dtype dt, size_t n, float max,
-                                  float xmin, int bin, float *ox, uint32_t *ok, size_t cap) {
-  BY_DTYPE(dt, return gather_mbin_t(src, n, max, xmin, bin, ox, ok, cap, D))
 }
 
 const llmk__tkp_kernels llmk__tkp_kernels_avx2 = {.isa = LLMK_ISA_AVX2,
@@ -434,9 +395,8 @@ const llmk__tkp_kernels llmk__tkp_kernels_avx2 = {.isa = LLMK_ISA_AVX2,
                                                   .gather_bin = gather_bin_avx2,
                                                   .masses = masses_avx2,
                                                   .max_key = llmk__tkp_max_key_avx2,
-                                                  .gather_ge = llmk__tkp_gather_ge_avx2,
+                                                  .gather = llmk__tkp_gather_avx2,
                                                   .select = llmk__tkp_select_avx2,
                                                   .count_eq = llmk__tkp_count_eq_avx2,
                                                   .find_eq = llmk__tkp_find_eq_avx2,
-                                                  .mass_bins = llmk__tkp_mass_bins_avx2,
-                                                  .gather_mbin = llmk__tkp_gather_mbin_avx2};
+                                                  .mass_bins = llmk__tkp_mass_bins_avx2};

@@ -94,9 +94,8 @@ const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
                                                     .gather_bin = gather_bin_avx512,
                                                     .masses = masses_avx512,
                                                     .max_key = llmk__tkp_max_key_avx2,
-                                                    .gather_ge = llmk__tkp_gather_ge_avx2,
+                                                    .gather = llmk__tkp_gather_avx2,
                                                     .select = llmk__tkp_select_avx2,
                                                     .count_eq = llmk__tkp_count_eq_avx2,
                                                     .find_eq = llmk__tkp_find_eq_avx2,
-                                                    .mass_bins = llmk__tkp_mass_bins_avx2,
-                                                    .gather_mbin = llmk__tkp_gather_mbin_avx2};
+                                                    .mass_bins = llmk__tkp_mass_bins_avx2};

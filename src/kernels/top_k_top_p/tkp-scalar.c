@@ -55,28 +55,42 @@ uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n) {
   return max;
 }
 
-size_t llmk__tkp_gather_ge_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t,
-                                  uint32_t *out, size_t cap) {
+size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
+                               uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap) {
   size_t c = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t k = llmk__key_of(at(src, dt, i));
-    if (k >= t) {
-      if (c < cap) out[c] = k;
+    if (k >= lo && k <= hi) {
+      if (c < cap) {
+        okey[c] = k;
+        if (oidx) oidx[c] = idx0 + (uint32_t)i;
+      }
       c++;
     }
   }
   return c;
 }
 
-size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
-                               bool in_place) {
-  size_t kept = 0, esz = llmk_dtype_size(dt);
+size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
+                               void *dst, int mode, uint32_t idx0, uint32_t *okey,
+                               uint32_t *oidx, size_t cap, size_t *ng) {
+  size_t kept = 0, esz = llmk_dtype_size(dt), c = 0;
+  bool in_place = mode & LLMK__TKP_IN_PLACE;
   for (size_t i = 0; i < n; i++) {
-    bool keep = llmk__key_of(at(src, dt, i)) >= t;
+    uint32_t k = llmk__key_of(at(src, dt, i));
+    bool keep = k >= t;
     kept += keep;
     if (!keep) llmk__store_f32((char *)dst + i * esz, dt, -INFINITY);
     else if (!in_place) memcpy((char *)dst + i * esz, (const char *)src + i * esz, esz);
+    if (keep && k <= hi) {
+      if (c < cap) {
+        okey[c] = k;
+        if (oidx) oidx[c] = idx0 + (uint32_t)i;
+      }
+      c++;
+    }
   }
+  *ng = c;
   return kept;
 }
 
@@ -94,29 +108,12 @@ size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32
 }
 
 void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                                double *tab) {
+                                uint64_t *tab) {
   for (size_t i = 0; i < n; i++) {
     float x = at(src, dt, i);
-    if (x < xmin) continue;
-    float d = x - max;
-    tab[(i & 3) * LLMK__TKP_MBINS + (size_t)llmk__tkp_mbin(d)] += llmk__tkp_mass_f(llmk__exp_nonpos(d));
+    uint32_t e = llmk__tkp_bits(llmk__exp_nonpos(x - max));
+    tab[(i & 3) * LLMK__TKP_MBINS + (size_t)llmk__tkp_ebin(e)] += x < xmin ? 0 : llmk__tkp_eval(e);
   }
-}
-
-size_t llmk__tkp_gather_mbin_scalar(const void *src, llmk_dtype dt, size_t n, float max,
-                                    float xmin, int bin, float *ox, uint32_t *ok, size_t cap) {
-  size_t c = 0;
-  for (size_t i = 0; i < n; i++) {
-    float x = at(src, dt, i);
-    if (x >= xmin && llmk__tkp_mbin(x - max) == bin) {
-      if (c < cap) {
-        ox[c] = x;
-        ok[c] = llmk__key_of(x);
-      }
-      c++;
-    }
-  }
-  return c;
 }
 
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
@@ -124,9 +121,8 @@ const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
                                                     .gather_bin = llmk__tkp_gather_bin_scalar,
                                                     .masses = llmk__tkp_masses_scalar,
                                                     .max_key = llmk__tkp_max_key_scalar,
-                                                    .gather_ge = llmk__tkp_gather_ge_scalar,
+                                                    .gather = llmk__tkp_gather_scalar,
                                                     .select = llmk__tkp_select_scalar,
                                                     .count_eq = llmk__tkp_count_eq_scalar,
                                                     .find_eq = llmk__tkp_find_eq_scalar,
-                                                    .mass_bins = llmk__tkp_mass_bins_scalar,
-                                                    .gather_mbin = llmk__tkp_gather_mbin_scalar};
+                                                    .mass_bins = llmk__tkp_mass_bins_scalar};

@@ -49,23 +49,39 @@ static inline uint16_t llmk__tkp_bin(float x, float lo, float scale) {
   return (uint16_t)(d < LLMK__TKP_BINS ? d : LLMK__TKP_BINS - 1);
 }
 
-/* Exact top-p masses by value: an entry with d = x - max (<= 0) falls in mass bin
- * floor(16 d) + LLMK__TKP_MB_TOP, or 0 when d < -44 (where its mass is 0). Bin 0 thus
- * holds no mass, bin LLMK__TKP_MB_TOP holds the entries equal to max, and the masses
- * of one bin differ by less than a factor of 2: summed as doubles they are exact (for
- * fewer than 2^28 entries), whatever the order. */
-#define LLMK__TKP_MB_TOP 705
-#define LLMK__TKP_MBINS (LLMK__TKP_MB_TOP + 1)
-#define LLMK__TKP_MB_MAX_N ((size_t)1 << 26) /* entries per mass_bins call, with margin */
+/* Exact top-p masses by bins of e = exp(x - max) in (0, 1]: 8 bins per binade, from the
+ * float bits of e, so that a bin is a run of consecutive values of e, hence (exp being
+ * monotone, tested) of x. An entry adds llmk__tkp_eval(e) to its bin: the 24-bit
+ * significand of e, shifted right where e < 2^-40 so that it is llmk__mass_of(e) there;
+ * a bin's mass is its sum shifted left by llmk__tkp_ebin_shift(bin). Entries with
+ * e < 2^-63 (mass 0) fall in bin 0; e == 1 in bin LLMK__TKP_MB_TOP. */
+#define LLMK__TKP_MBINS 512
+#define LLMK__TKP_MB_TOP 504
+#define LLMK__TKP_MB_MAX_N ((size_t)UINT32_MAX) /* 32-bit indices; u64 sums cannot overflow */
 
-static inline int llmk__tkp_mbin(float d) {
-  float v = d * 16.0f;
-  v = v > -(float)LLMK__TKP_MB_TOP ? v : -(float)LLMK__TKP_MB_TOP; /* NaN -> bin 0 */
-  return (int)floorf(v) + LLMK__TKP_MB_TOP;
+static inline uint32_t llmk__tkp_bits(float e) {
+  uint32_t u;
+  memcpy(&u, &e, 4);
+  return u;
 }
 
-/* llmk__mass_of(e) as a float: exact, an integer below 2^24 or e * 2^63 itself */
-static inline float llmk__tkp_mass_f(float e) { return floorf(e * 0x1p63f); }
+static inline int llmk__tkp_ebin(uint32_t ebits) {
+  int b = (int)(ebits >> 20) - 512;
+  return b > 0 ? b : 0;
+}
+
+static inline uint32_t llmk__tkp_eval(uint32_t ebits) {
+  int s = 87 - (int)(ebits >> 23);
+  s = s > 0 ? s : 0;
+  return s > 31 ? 0 : ((ebits & 0x7fffffu) | 0x800000u) >> s;
+}
+
+static inline int llmk__tkp_ebin_shift(int bin) {
+  int s = bin / 8 + 64 - 87;
+  return s > 0 ? s : 0;
+}
+
+enum { LLMK__TKP_IN_PLACE = 1, LLMK__TKP_STREAM = 2 }; /* select modes */
 
 /* The kernels read rows either as f32 arrays (x, keys) or as contiguous rows of the
  * logits' own dtype (src, dt: f32, f16 or bf16, widened exactly); keys are those of the
@@ -91,28 +107,27 @@ typedef struct llmk__tkp_kernels {
                  uint64_t *total_hi);
   /* the largest key of src[0..n) (0 for n == 0) */
   uint32_t (*max_key)(const void *src, llmk_dtype dt, size_t n);
-  /* number of keys >= t in src; the first ones (up to cap) are copied to out, in order */
-  size_t (*gather_ge)(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t *out,
-                      size_t cap);
-  /* dst[i] = key(src[i]) >= t ? src[i] : -inf (elements of dt); with in_place (dst ==
-   * src) only the masked elements need be written. Returns the number kept. */
-  size_t (*select)(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
-                   bool in_place);
+  /* The number of entries of src with lo <= key <= hi; the first ones (up to cap) are
+   * gathered in order: their keys to okey, their indices plus idx0 to oidx (if not NULL). */
+  size_t (*gather)(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
+                   uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap);
+  /* dst[i] = key(src[i]) >= t ? src[i] : -inf (elements of dt); with LLMK__TKP_IN_PLACE
+   * in mode (dst == src) only the masked elements need be written; with LLMK__TKP_STREAM,
+   * stores may bypass the caches. Returns the number kept. The entries with t <= key <= hi
+   * (none if hi < t) are also gathered as by gather, *ng = their number. */
+  size_t (*select)(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi, void *dst,
+                   int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap,
+                   size_t *ng);
   /* number of entries of src whose key is key */
   size_t (*count_eq)(const void *src, llmk_dtype dt, size_t n, uint32_t key);
   /* index of the nth (1-based) entry whose key is key, or n if there are fewer */
   size_t (*find_eq)(const void *src, llmk_dtype dt, size_t n, uint32_t key, size_t nth);
   /* For n values (no NaN, none above max): each entry with x >= xmin adds
-   * llmk__tkp_mass_f(exp(x - max)) to its mass bin in one of 4 tables of LLMK__TKP_MBINS
-   * doubles (tab[t * LLMK__TKP_MBINS + bin], any t: the sums are exact). n is at most
-   * LLMK__TKP_MB_MAX_N. */
+   * llmk__tkp_eval(e) to its bin llmk__tkp_ebin(e), e = exp(x - max), in one of 4 tables
+   * of LLMK__TKP_MBINS sums (tab[t * LLMK__TKP_MBINS + bin], any t: the sums are exact).
+   * n is at most LLMK__TKP_MB_MAX_N. */
   void (*mass_bins)(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                    double *tab);
-  /* The entries with x >= xmin in mass bin `bin` (1 <= bin <= LLMK__TKP_MB_TOP), in
-   * order, widened into ox and their keys into ok, up to cap (ox has room for cap + 8:
-   * SIMD kernels store whole vectors). Returns how many there are. */
-  size_t (*gather_mbin)(const void *src, llmk_dtype dt, size_t n, float max, float xmin, int bin,
-                        float *ox, uint32_t *ok, size_t cap);
+                    uint64_t *tab);
 } llmk__tkp_kernels;
 
 extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
@@ -126,30 +141,28 @@ void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, flo
 size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                    size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
 uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n);
-size_t llmk__tkp_gather_ge_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t,
-                                  uint32_t *out, size_t cap);
-size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
-                               bool in_place);
+size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
+                               uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap);
+size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
+                               void *dst, int mode, uint32_t idx0, uint32_t *okey,
+                               uint32_t *oidx, size_t cap, size_t *ng);
 size_t llmk__tkp_count_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key);
 size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key,
                                 size_t nth);
 void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                                double *tab);
-size_t llmk__tkp_gather_mbin_scalar(const void *src, llmk_dtype dt, size_t n, float max,
-                                    float xmin, int bin, float *ox, uint32_t *ok, size_t cap);
+                                uint64_t *tab);
 #if defined(LLMK_HAVE_AVX2) /* the AVX2 kernels that the AVX-512 table uses too */
 uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n);
-size_t llmk__tkp_gather_ge_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t,
-                                uint32_t *out, size_t cap);
-size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, void *dst,
-                             bool in_place);
+size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
+                             uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap);
+size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
+                             void *dst, int mode, uint32_t idx0, uint32_t *okey,
+                             uint32_t *oidx, size_t cap, size_t *ng);
 size_t llmk__tkp_count_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t key);
 size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t key,
                               size_t nth);
 void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                              double *tab);
-size_t llmk__tkp_gather_mbin_avx2(const void *src, llmk_dtype dt, size_t n, float max,
-                                  float xmin, int bin, float *ox, uint32_t *ok, size_t cap);
+                              uint64_t *tab);
 #endif
 #if defined(LLMK_HAVE_AVX512)
 extern const llmk__tkp_kernels llmk__tkp_kernels_avx512;
