@@ -96,6 +96,7 @@ typedef struct scratch {
   uint32_t *count;  /* [HBINS] */
   uint64_t *mlo, *mhi; /* [HBINS] each */
   uint32_t *ckey;   /* [CAND_CAP] */
+  uint32_t *cidx;   /* [CAND_CAP]: indices of gathered entries */
   uint64_t *cmass;  /* [CAND_CAP]: also the second histogram of mass_hist_part */
   float *sx, *bx;    /* [CAND_CAP]: survivors of top-k; top-p boundary candidates */
   uint32_t *sk, *bk; /* [CAND_CAP]: their keys */
@@ -104,7 +105,7 @@ typedef struct scratch {
 
 static size_t worker_bytes(int64_t V) {
   size_t b = (size_t)V * 10 + CHUNK * (8 + 2) + (HBINS + 1) * (4 + 8 + 8) +
-             CAND_CAP * (4 + 8 + 16) + (size_t)V + 64;
+             CAND_CAP * (4 + 4 + 8 + 16) + (size_t)V + 64;
   return (b + 63) / 64 * 64;
 }
 
@@ -124,6 +125,8 @@ static scratch scratch_at(void *base) {
   s.bins = (uint16_t *)(void *)p;
   p += CHUNK * 2;
   s.ckey = (uint32_t *)(void *)p;
+  p += CAND_CAP * 4;
+  s.cidx = (uint32_t *)(void *)p;
   p += CAND_CAP * 4;
   s.sx = (float *)(void *)p;
   p += CAND_CAP * 4;
@@ -194,7 +197,6 @@ typedef struct step_job {
   uint32_t *keys;
   uint32_t key;
   float t; /* temperature */
-  int which; /* gathers: 0 -> temporaries in ps[part].sk, 1 -> ps[part].bk */
   const struct rowctx *rc;
   uint32_t u32[MAX_PARTS];
   int64_t i64[MAX_PARTS];
@@ -250,8 +252,7 @@ static void gather_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
   const scratch *ps = part_scratch(j, part);
   j->i64[part] = (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->key,
-                                              UINT32_MAX, 0, j->which ? ps->bk : ps->sk, NULL,
-                                              CAND_CAP);
+                                              UINT32_MAX, (uint32_t)a, ps->sk, ps->cidx, CAND_CAP);
 }
 
 static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
@@ -295,23 +296,33 @@ static int64_t team_count_eq(const tkp_plan *pl, const team *tm, const scratch *
   return c;
 }
 
-/* The keys >= t of the row, in order, into dest (up to cap); returns how many there are. */
-static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc, uint32_t t, uint32_t *dest, int64_t cap,
-                              int which) {
-  if (team_parts(tm) <= 1)
-    return (int64_t)pl->kern->gather(rc->src, rc->dt, (size_t)pl->V, t, UINT32_MAX, 0, dest, NULL,
-                                     (size_t)cap);
-  step_job j = {.pl = pl, .ps = tm->ps, .rc = rc, .key = t, .which = which};
-  team_run(tm, pl->V, gather_part, &j);
+/* The per-part gathers of a team (keys in ps[p].sk, indices in ps[p].cidx) one after the
+ * other into okey / oidx, given their counts; returns their total (nothing is copied when
+ * it is over cap). oidx may be ps[0].cidx. */
+static int64_t join_parts(const team *tm, const int64_t *ng, uint32_t *okey, uint32_t *oidx,
+                          int64_t cap) {
   int64_t total = 0;
-  for (int p = 0; p < tm->parts; p++) total += j.i64[p];
-  if (total > cap) return total;
+  for (int p = 0; p < team_parts(tm); p++) total += ng[p];
+  if (!tm || total > cap) return total;
   int64_t off = 0;
   for (int p = 0; p < tm->parts; p++) {
-    memcpy(dest + off, which ? tm->ps[p].bk : tm->ps[p].sk, (size_t)j.i64[p] * 4);
-    off += j.i64[p];
+    memmove(oidx + off, tm->ps[p].cidx, (size_t)ng[p] * 4);
+    memcpy(okey + off, tm->ps[p].sk, (size_t)ng[p] * 4);
+    off += ng[p];
   }
   return total;
+}
+
+/* The keys >= t of the row, in order, into okey and their indices into oidx (up to cap);
+ * returns how many there are. okey is not s->sk (the parts' temporaries). */
+static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc, uint32_t t,
+                              uint32_t *okey, uint32_t *oidx, int64_t cap) {
+  if (team_parts(tm) <= 1)
+    return (int64_t)pl->kern->gather(rc->src, rc->dt, (size_t)pl->V, t, UINT32_MAX, 0, okey, oidx,
+                                     (size_t)cap);
+  step_job j = {.pl = pl, .ps = tm->ps, .rc = rc, .key = t};
+  team_run(tm, pl->V, gather_part, &j);
+  return join_parts(tm, j.i64, okey, oidx, cap);
 }
 
 /* ------------------------------------------------------------ selection */
@@ -368,39 +379,41 @@ typedef struct boundary {
   int64_t masked_in_group;
 } boundary;
 
-/* The k-th largest of keys[0..n) (1 <= k <= n) by three radix passes over the array. */
-static uint32_t select_kth(const scratch *s, const uint32_t *keys, int64_t n, int64_t k,
-                           uint32_t *tmp) {
-  uint32_t prefix = 0;
-  int64_t need = k;
-  for (int l = 0; l < 3; l++) {
-    uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
-    memset(s->count, 0, HBINS * 4);
-    for (int64_t j = 0; j < n; j++)
-      if ((keys[j] & pm) == prefix) s->count[(keys[j] >> sh) & dm]++;
-    uint32_t d = dm;
-    for (; s->count[d] < need; d--) need -= s->count[d];
-    prefix |= d << sh;
-    if (l == 0) { /* the later levels look at the chosen bin's keys only */
-      int64_t c = 0;
-      for (int64_t j = 0; j < n; j++)
-        if (keys[j] >> sh == d) tmp[c++] = keys[j];
-      keys = tmp;
-      n = c;
+/* The k-th largest of keys[0..n) (1 <= k <= n): a min-heap of the k largest so far, in
+ * heap[0..k) (n is at most CAND_CAP, k mostly small). */
+static uint32_t select_kth(const uint32_t *keys, int64_t n, int64_t k, uint32_t *heap) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t v = keys[i];
+    int64_t j;
+    if (i < k) { /* sift up */
+      for (j = i; j > 0 && heap[(j - 1) / 2] > v; j = (j - 1) / 2) heap[j] = heap[(j - 1) / 2];
+    } else if (v > heap[0]) { /* replace the smallest, sift down */
+      for (j = 0;;) {
+        int64_t c = 2 * j + 1;
+        if (c >= k) break;
+        if (c + 1 < k && heap[c + 1] < heap[c]) c++;
+        if (heap[c] >= v) break;
+        heap[j] = heap[c];
+        j = c;
+      }
+    } else {
+      continue;
     }
+    heap[j] = v;
   }
-  return prefix;
+  return heap[0];
 }
 
-/* Top-k for small k: a threshold from a sample of the row (runs of consecutive entries
- * spread over it; its rank chosen so that about
- * twice k entries of the row lie above it), then one pass that gathers the keys above
- * it into s->ckey (*ncand of them, the largest among them), and an exact selection among
- * those. Returns false, having found nothing, when the sample was unlucky (fewer than k
- * above the threshold, or too many to keep). */
-enum { RUN = 32, RUNS = 128 }; /* the pivot's sample: runs of consecutive entries */
+/* Top-k for small k: a threshold tau from a sample of the row (runs of consecutive
+ * entries spread over it), its rank chosen so that about twice k entries of the row lie
+ * above it; the caller gathers the entries >= tau (the candidates, in s->ckey / s->cidx),
+ * possibly while writing the row, and when there are at least k and at most CAND_CAP of
+ * them, the k-th largest is selected among them (filter_row). pivot_tau returns false
+ * for rows where the sample would not do. */
+enum { RUN = 32, RUNS = 32 }; /* the pivot's sample: runs of consecutive entries */
 
-static int64_t sample_runs(int64_t V) { return V / (4 * RUN) < RUNS ? V / (4 * RUN) : RUNS; }
+/* about 1/32 of the row, at most RUNS runs */
+static int64_t sample_runs(int64_t V) { return V / (32 * RUN) < RUNS ? V / (32 * RUN) : RUNS; }
 
 static inline int64_t sample_run_at(int64_t V, int64_t runs, int64_t r) {
   return (V - RUN) * r / (runs - 1);
@@ -418,20 +431,14 @@ static void prefetch_sample(const vec *v, int64_t r, int64_t V) {
       __builtin_prefetch(base + (size_t)(sample_run_at(V, runs, q) + j) * esz);
 }
 
-static bool kth_by_pivot(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
-                         int64_t V, int64_t k, uint32_t *kth, int64_t *ncand) {
-  const int64_t cap = CAND_CAP - 1;
+static bool pivot_tau(const scratch *s, const rowctx *rc, int64_t V, int64_t k, uint32_t *tau) {
   int64_t runs = sample_runs(V), ns = 0;
-  if (k > cap / 4 || runs < 8 || V > UINT32_MAX) return false;
+  if (k > (CAND_CAP - 1) / 4 || runs < 8 || V > UINT32_MAX) return false;
   for (int64_t r = 0; r < runs; r++)
     for (int64_t j = 0, at = sample_run_at(V, runs, r); j < RUN; j++)
       s->bk[ns++] = llmk__key_of(llmk__load_f32(src_at(rc, at + j), rc->dt));
   int64_t rank = 2 * k * ns / V + 8; /* about 2k + 8 V / ns entries of the row above it */
-  uint32_t tau = select_kth(s, s->bk, ns, rank, s->sk);
-  int64_t c = team_gather_ge(pl, tm, rc, tau, s->ckey, cap, 0);
-  if (c < k || c > cap) return false;
-  *kth = select_kth(s, s->ckey, c, k, s->sk);
-  *ncand = c;
+  *tau = select_kth(s->bk, ns, rank, s->sk);
   return true;
 }
 
@@ -691,6 +698,8 @@ typedef struct row_result {
   bool pending;
   uint32_t win_lo, win_hi;
   u128 below, target;
+  /* >= 0: s->ckey / s->cidx hold the ncand entries that top-k may keep, in index order */
+  int64_t ncand;
 } row_result;
 
 /* Top-p over a whole row by exact mass bins: one pass adds every entry's mass to its
@@ -701,7 +710,7 @@ typedef struct row_result {
  * while writing the row. Entries below min_key (top-k) have no mass. Returns false,
  * having decided nothing, for rows too long for 32-bit indices. */
 enum { MB = LLMK__TKP_MBINS };
-_Static_assert(4 * MB * 8 <= 2 * (HBINS + 1) * 8, "the mass-bin tables fit in mlo + mhi");
+_Static_assert(4 * LLMK__TKP_MB_STRIDE * 8 <= 2 * (HBINS + 1) * 8, "the mass-bin tables fit in mlo + mhi");
 
 typedef struct mbin_job {
   const tkp_plan *pl;
@@ -713,10 +722,9 @@ typedef struct mbin_job {
 static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
   mbin_job *j = arg;
   uint64_t *tab = j->ps[part].mlo; /* 4 tables over mlo and mhi */
-  memset(tab, 0, 4 * MB * sizeof *tab);
+  memset(tab, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *tab);
   j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin, tab);
 }
-
 /* The mass bin of an entry of key k (not NaN) when the largest is max */
 static int mass_bin_of_key(uint32_t k, float max) {
   return llmk__tkp_ebin(llmk__tkp_bits(llmk__exp_nonpos(llmk__value_of_key(k) - max)));
@@ -745,7 +753,7 @@ static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, con
   for (int d = 0; d < MB; d++) {
     uint64_t m = 0;
     for (int p = 0; p < team_parts(tm); p++)
-      for (int t = 0; t < 4; t++) m += j.ps[p].mlo[t * MB + d];
+      for (int t = 0; t < 4; t++) m += j.ps[p].mlo[t * LLMK__TKP_MB_STRIDE + d];
     bins[d] = (u128)m << llmk__tkp_ebin_shift(d);
     Z += bins[d];
   }
@@ -777,17 +785,32 @@ static void find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V, row_re
 }
 
 /* Filters row rc; the decisions go to r. */
+/* The index after the c-th (1-based) entry of key `key` among n gathered ones (keys,
+ * indices, in index order), or 0 when there are fewer. */
+static int64_t cut_after(const uint32_t *keys, const uint32_t *idx, int64_t n, uint32_t key,
+                         int64_t c) {
+  for (int64_t i = 0, seen = 0; i < n && c > 0; i++)
+    if (keys[i] == key && ++seen == c) return (int64_t)idx[i] + 1;
+  return 0;
+}
+
+/* Filters row rc; the decisions go to r. With top-k, ncand >= 0 is the number of
+ * candidates of the pivot (keys >= its threshold, in s->ckey / s->cidx), -1 when there
+ * are none; on return r->ncand >= 0 when s->ckey / s->cidx hold every entry that top-k
+ * keeps (the pivot's candidates, or those gathered here). */
 static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc, int64_t V,
                        bool has_k, int64_t k, bool has_p, float p, bool has_minp, float min_p,
-                       row_result *r) {
+                       int64_t ncand, row_result *r) {
   bool topk = has_k && k >= 1 && k <= V - 1;
   memset(r, 0, sizeof *r);
+  r->ncand = -1;
   uint32_t t = 0;
-  int64_t ncand = -1; /* top-k by pivot: the keys >= its threshold, the largest among them */
-  if (topk && kth_by_pivot(pl, tm, s, rc, V, k, &t, &ncand)) {
-    rc->max_key = 0;
+  if (topk && ncand >= k && ncand <= CAND_CAP) {
+    t = select_kth(s->ckey, ncand, k, s->sk);
+    rc->max_key = 0; /* the largest is among them */
     for (int64_t i = 0; i < ncand; i++) rc->max_key = s->ckey[i] > rc->max_key ? s->ckey[i] : rc->max_key;
     rc->have_max = true;
+    r->ncand = ncand;
   } else if (topk) {
     need_keys(pl, tm, s, rc);
     /* four interleaved histograms: logits crowd into a few bins, and one counter would
@@ -826,19 +849,21 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, row
       r->min_e = 0x1p-149f;
     } else {
       uint32_t min_key = r->t_key;
-      int64_t n = -1; /* top-k left few entries: work on them alone, in s->sx / s->sk */
-      if (min_key > 0 && ncand >= 0) { /* they are among the pivot's candidates */
-        n = 0;
-        for (int64_t i = 0; i < ncand; i++)
-          if (s->ckey[i] >= min_key) s->sk[n++] = s->ckey[i];
-      } else if (min_key > 0) {
-        int64_t c = team_gather_ge(pl, tm, rc, min_key, s->sk, CAND_CAP, 1);
-        if (c < CAND_CAP) n = c;
+      if (min_key > 0 && r->ncand < 0) { /* top-k's survivors, when few */
+        int64_t c = team_gather_ge(pl, tm, rc, min_key, s->ckey, s->cidx, CAND_CAP);
+        r->ncand = c <= CAND_CAP ? c : -1;
       }
-      if (n >= 0) {
-        r->pb = top_p_sorted(pl, s, s->sk, n, r->max, max_key, 0, 0, thr, s->ckey,
-                             (uint32_t *)(void *)s->sx);
-      } else if (!top_p_bins(pl, tm, s, rc, V, r->max, min_key, max_key, thr, r)) {
+      if (min_key > 0 && r->ncand >= 0) { /* top-k left few entries: work on them alone */
+        int64_t n = 0;
+        for (int64_t i = 0; i < r->ncand; i++)
+          if (s->ckey[i] >= min_key) s->sk[n++] = s->ckey[i];
+        r->pb = top_p_sorted(pl, s, s->sk, n, r->max, max_key, 0, 0, thr,
+                             (uint32_t *)(void *)s->sx, s->bk);
+        r->tie_cut = cut_after(s->ckey, s->cidx, r->ncand, r->pb.key, r->pb.masked_in_group);
+        if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
+        return;
+      }
+      if (!top_p_bins(pl, tm, s, rc, V, r->max, min_key, max_key, thr, r)) {
         need_keys(pl, tm, s, rc);
         int64_t n_max = team_count_eq(pl, tm, s, rc, max_key);
         r->pb = top_p_search(pl, tm, s, s->row, s->keys, V, r->max, min_key, max_key, n_max, thr);
@@ -911,7 +936,7 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
     kept = (int64_t)pl->kern->select(j->src + (size_t)a * esz, pl->logits.dtype, (size_t)(b - a),
                                      j->t, j->hi, j->dst + (size_t)a * esz, j->mode,
                                      (uint32_t)a, j->wkey ? j->wkey : ps->sk,
-                                     j->widx ? j->widx : ps->ckey, CAND_CAP, &ng);
+                                     j->widx ? j->widx : ps->cidx, CAND_CAP, &ng);
     j->ng[part] = (int64_t)ng;
   } else { /* the caller made the f32 row and its keys */
     for (int64_t i = a; i < b; i++) {
@@ -943,22 +968,7 @@ static void window_part(void *arg, int part, int64_t a, int64_t b) {
   const scratch *ps = &j->ps[part];
   j->ng[part] = (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->lo,
                                              j->hi, (uint32_t)a, j->wkey ? j->wkey : ps->sk,
-                                             j->widx ? j->widx : ps->ckey, CAND_CAP);
-}
-
-/* The per-part gathers (keys in ps[p].sk, indices in ps[p].ckey) one after the other into
- * wkey / widx; returns their total (not copied when over CAND_CAP). */
-static int64_t join_parts(const team *tm, const int64_t *ng, uint32_t *wkey, uint32_t *widx) {
-  int64_t total = 0;
-  for (int p = 0; p < team_parts(tm); p++) total += ng[p];
-  if (!tm || total > CAND_CAP) return total;
-  int64_t off = 0;
-  for (int p = 0; p < tm->parts; p++) {
-    memcpy(wkey + off, tm->ps[p].sk, (size_t)ng[p] * 4);
-    memmove(widx + off, tm->ps[p].ckey, (size_t)ng[p] * 4); /* part 0's are in place */
-    off += ng[p];
-  }
-  return total;
+                                             j->widx ? j->widx : ps->cidx, CAND_CAP);
 }
 
 /* The entries of the pending window of r, keys into s->bk and indices into widx; returns
@@ -971,7 +981,7 @@ static int64_t gather_window(const tkp_plan *pl, const team *tm, const scratch *
     gj.widx = widx;
   }
   team_run(tm, pl->V, window_part, &gj);
-  return join_parts(tm, gj.ng, s->bk, widx);
+  return join_parts(tm, gj.ng, s->bk, widx, CAND_CAP);
 }
 
 /* The pending top-p boundary of r among the n entries of its window (keys in s->bk,
@@ -996,6 +1006,11 @@ static void resolve_window(const tkp_plan *pl, const team *tm, const scratch *s,
   }
 }
 
+/* One row: decide, write, then mask what the write kept too much. A write keeps the
+ * entries >= tw; when tw is below the final threshold (a pivot's tau, a top-p window's
+ * lowest key), the entries between them must be in the gathered list (keys lk, indices
+ * li, n of them), which is also how the first members of the top-p tie group are found
+ * (else by find_eq from the start of the row). */
 static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, int64_t r) {
   int64_t V = pl->V;
   scratch local = *s0, *s = &local;
@@ -1012,56 +1027,97 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
     rc.esz = 4;
   }
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
-  row_result rr;
-  filter_row(pl, tm, s, &rc, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
-             has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
-  write_job wj = {.pl = pl, .s = s, .ps = tm ? tm->ps : s, .rc = &rc, .rr = &rr,
-                  .src = elem(&pl->logits, r, 0), .dst = (char *)elem(&pl->out, r, 0), .hi = 0};
+  int64_t k = has_k ? get_i(&pl->k, r) : 0;
+  float min_p = has_m ? get_f(&pl->min_p, r) : 0;
+  write_job wj = {.pl = pl, .s = s, .ps = tm ? tm->ps : s, .rc = &rc,
+                  .src = elem(&pl->logits, r, 0), .dst = (char *)elem(&pl->out, r, 0)};
   wj.in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                 pl->out.s1 == pl->logits.s1;
   wj.mode = wj.in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0;
-  bool select = pl->logits.s1 == 1 && pl->out.s1 == 1 && rr.min_e == 0.0f;
-  if (!select) need_keys(pl, tm, s, &rc);
-  uint32_t *widx = s->ckey;
-  int64_t nwin = -1;
+  bool contiguous = pl->logits.s1 == 1 && pl->out.s1 == 1;
+  row_result rr;
+  memset(&rr, 0, sizeof rr); /* write_part reads min_e */
+  wj.rr = &rr;
+  /* top-k by pivot: gather its candidates, or, writing to another buffer (the logits
+   * stay), write the row keeping them all and gather them at the same time */
+  int64_t ncand = -1;
+  uint32_t tw = 0, tau;
   bool written = false;
-  if (rr.pending && select) {
-    /* the boundary lies in the window: write the row keeping the window, gathering it */
-    wj.t = rr.win_lo;
-    wj.hi = rr.win_hi;
-    if (!tm) {
-      wj.wkey = s->bk;
-      wj.widx = widx;
+  if (has_k && k >= 1 && k <= V - 1 && pivot_tau(s, &rc, V, k, &tau)) {
+    if (contiguous && !wj.in_place && !(has_m && min_p > 0.0f)) {
+      wj.t = tw = tau;
+      wj.hi = UINT32_MAX;
+      wj.wkey = tm ? NULL : s->ckey;
+      wj.widx = tm ? NULL : s->cidx;
+      team_run(tm, V, write_part, &wj);
+      ncand = join_parts(tm, wj.ng, s->ckey, s->cidx, CAND_CAP);
+      written = true;
+    } else {
+      ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
     }
-    team_run(tm, V, write_part, &wj);
-    nwin = join_parts(tm, wj.ng, s->bk, widx);
-    written = true;
-  } else if (rr.pending) {
-    nwin = gather_window(pl, tm, s, &rc, &rr, widx);
   }
-  if (rr.pending) resolve_window(pl, tm, s, &rc, &rr, widx, nwin);
-  if (nwin > CAND_CAP) nwin = -1; /* the window was not gathered */
-  if (!written || nwin < 0) {
-    wj.t = rr.t_key;
-    if (rr.have_p && rr.pb.key > wj.t) wj.t = rr.pb.key;
+  filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m, min_p,
+             ncand, &rr);
+  const uint32_t *lk = NULL, *li = NULL;
+  int64_t n = 0;
+  if (written && rr.ncand >= 0) {
+    lk = s->ckey;
+    li = s->cidx;
+    n = rr.ncand;
+  } else {
+    written = false; /* the pivot missed: write again */
+  }
+  bool select = contiguous && rr.min_e == 0.0f;
+  if (!select) need_keys(pl, tm, s, &rc);
+  if (rr.pending) { /* the top-p boundary lies in a window of keys: gather it */
+    int64_t nwin;
+    if (select) { /* while writing the row, keeping it whole */
+      wj.t = tw = rr.win_lo;
+      wj.hi = rr.win_hi;
+      wj.wkey = tm ? NULL : s->bk;
+      wj.widx = tm ? NULL : s->cidx;
+      team_run(tm, V, write_part, &wj);
+      nwin = join_parts(tm, wj.ng, s->bk, s->cidx, CAND_CAP);
+      written = true;
+    } else {
+      nwin = gather_window(pl, tm, s, &rc, &rr, s->cidx);
+    }
+    resolve_window(pl, tm, s, &rc, &rr, s->cidx, nwin);
+    if (nwin <= CAND_CAP) {
+      lk = s->bk;
+      li = s->cidx;
+      n = nwin;
+    } else {
+      lk = NULL;
+      written = false; /* the window was not gathered: write again */
+    }
+  }
+  uint32_t thr = rr.t_key;
+  if (rr.have_p && rr.pb.key > thr) thr = rr.pb.key;
+  if (!written) {
+    wj.t = tw = thr;
     wj.hi = 0;
     wj.wkey = wj.widx = NULL;
     team_run(tm, V, write_part, &wj);
-    written = false;
+    if (!lk && rr.ncand >= 0) { /* top-k's survivors, with the tie group */
+      lk = s->ckey;
+      li = s->cidx;
+      n = rr.ncand;
+    }
   }
   int64_t kept = 0;
   for (int p = 0; p < team_parts(tm); p++) kept += wj.kept[p];
-  /* the masked members of the top-p tie group (write_part kept the whole group), and
-   * after a write that kept the window, its entries below the boundary; min-p keeps or
-   * drops the group as one, its members being equal */
+  /* the masked members of the top-p tie group (the write kept the whole group), and the
+   * entries below the final threshold that the write kept; min-p keeps or drops the
+   * group as one, its members being equal */
   bool group_kept = !(rr.min_e > 0.0f &&
                       llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) - rr.max) < rr.min_e);
   size_t dstep = (size_t)pl->out.s1 * llmk_dtype_size(pl->out.dtype);
-  if (nwin >= 0) {
-    for (int64_t i = 0; i < nwin; i++) {
-      bool below = s->bk[i] < rr.pb.key, tie = s->bk[i] == rr.pb.key && widx[i] < rr.tie_cut;
-      if ((below && written) || tie) {
-        store_neg_inf(wj.dst + (size_t)widx[i] * dstep, pl->out.dtype);
+  if (lk) {
+    for (int64_t i = 0; i < n; i++) {
+      bool tie = rr.have_p && lk[i] == rr.pb.key && (int64_t)li[i] < rr.tie_cut;
+      if (lk[i] >= tw && (lk[i] < thr || tie)) {
+        store_neg_inf(wj.dst + (size_t)li[i] * dstep, pl->out.dtype);
         kept -= tie ? group_kept : 1;
       }
     }
@@ -1149,12 +1205,14 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
     row_result rr;
     rowctx rc = {.src = s->row, .dt = LLMK_F32, .esz = 4, .have_keys = true, .have_max = true,
                  .max_key = ymax};
-    filter_row(pl, tm, s, &rc, V, has_k, has_k ? get_i(&pl->k, r) : 0, has_p,
-               has_p ? get_f(&pl->p, r) : 0, has_m, has_m ? get_f(&pl->min_p, r) : 0, &rr);
-    if (rr.pending) {
-      uint32_t *widx = s->ckey;
-      resolve_window(pl, tm, s, &rc, &rr, widx, gather_window(pl, tm, s, &rc, &rr, widx));
-    }
+    int64_t k = has_k ? get_i(&pl->k, r) : 0, ncand = -1;
+    uint32_t tau;
+    if (has_k && k >= 1 && k <= V - 1 && pivot_tau(s, &rc, V, k, &tau))
+      ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
+    filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m,
+               has_m ? get_f(&pl->min_p, r) : 0, ncand, &rr);
+    if (rr.pending)
+      resolve_window(pl, tm, s, &rc, &rr, s->cidx, gather_window(pl, tm, s, &rc, &rr, s->cidx));
     race_job rj = {.pl = pl, .s = s, .rr = &rr, .seed = (uint64_t)get_i(&pl->seed, r),
                    .offset = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0};
     team_run(tm, V, race_part, &rj);

@@ -107,7 +107,7 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
    * against the definitions: bin and value from the bits of e, and the bin's mass equal
    * to the sum of llmk__mass_of over its entries; xmin excludes entries below it */
   float xmin = tu_rand_range(0, 1) ? -INFINITY : w[tu_rand_range(0, (int64_t)n - 1)];
-  static uint64_t tba[4 * LLMK__TKP_MBINS], tbb[4 * LLMK__TKP_MBINS];
+  static uint64_t tba[4 * LLMK__TKP_MB_STRIDE], tbb[4 * LLMK__TKP_MB_STRIDE];
   memset(tba, 0, sizeof tba);
   memset(tbb, 0, sizeof tbb);
   s->mass_bins(src, dt, n, max, xmin, tba);
@@ -131,8 +131,8 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   for (int d = 0; d < LLMK__TKP_MBINS; d++) {
     uint64_t a = 0, b = 0;
     for (int q = 0; q < 4; q++) {
-      a += tba[q * LLMK__TKP_MBINS + d];
-      b += tbb[q * LLMK__TKP_MBINS + d];
+      a += tba[q * LLMK__TKP_MB_STRIDE + d];
+      b += tbb[q * LLMK__TKP_MB_STRIDE + d];
     }
     same = same && a == b && a == ref[d] &&
            ((u128)a << llmk__tkp_ebin_shift(d)) == mref[d];

@@ -334,53 +334,68 @@ size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t
   BY_DTYPE(dt, return find_eq_t(src, n, key, nth, D))
 }
 
+/* exp_nonpos of two vectors, out of the hot loop (rows rarely reach below -69) */
+static __attribute__((noinline)) void exp_nonpos2(const __m256 *d0, const __m256 *d1, __m256 *e0,
+                                                  __m256 *e1) {
+  *e0 = llmk__avx2_exp_nonpos(*d0);
+  *e1 = llmk__avx2_exp_nonpos(*d1);
+}
+
+/* The bins and values of 8 entries (exps e, lanes lt excluded) as 64-bit words:
+ * value << 32 | byte offset of the bin in a table. */
+static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
+  __m256i u = _mm256_castps_si256(e);
+  __m256i b = _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(512)),
+                               _mm256_setzero_si256());
+  __m256i sh = _mm256_max_epi32(_mm256_sub_epi32(_mm256_set1_epi32(87), _mm256_srli_epi32(u, 23)),
+                                _mm256_setzero_si256());
+  __m256i m = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffff)),
+                              _mm256_set1_epi32(0x800000));
+  m = _mm256_andnot_si256(_mm256_castps_si256(lt), _mm256_srlv_epi32(m, sh));
+  b = _mm256_slli_epi32(b, 3);
+  _mm256_storeu_si256((void *)w, _mm256_unpacklo_epi32(b, m));
+  _mm256_storeu_si256((void *)(w + 4), _mm256_unpackhi_epi32(b, m));
+}
+
 static inline __attribute__((always_inline)) void mass_bins_t(const void *src, size_t n, float max,
                                                              float xmin, uint64_t *tab,
                                                              const llmk_dtype dt) {
-  enum { NB = LLMK__TKP_MBINS, BLK = 256 };
+  /* AVX2 has no scatter: the adds go one entry at a time, word j to table j % 4 (so that
+   * neighbours in one bin do not wait for each other), and those of the previous 16
+   * entries while the next 16 are computed */
   const __m256 vmax = _mm256_set1_ps(max), vmin = _mm256_set1_ps(xmin);
-  /* bins and values of a block in vectors, as 64-bit words (value << 32 | byte offset of
-   * the bin), then the adds one entry at a time (AVX2 has no scatter); word j goes to
-   * table j % 4, so that neighbours in one bin do not wait for each other */
-  uint64_t w[BLK];
-  char *t0 = (char *)tab, *t1 = t0 + NB * 8, *t2 = t1 + NB * 8, *t3 = t2 + NB * 8;
+  char *t0 = (char *)tab, *t1 = t0 + LLMK__TKP_MB_STRIDE * 8, *t2 = t1 + LLMK__TKP_MB_STRIDE * 8,
+       *t3 = t2 + LLMK__TKP_MB_STRIDE * 8;
+  uint64_t w[2][16] = {{0}}; /* to start with: value 0 to bin 0 */
+  int cur = 0;
   size_t i = 0;
-  while (n - i >= 16) {
-    size_t nb = n - i < BLK ? (n - i) / 16 * 16 : BLK;
-    for (size_t j = 0; j < nb; j += 16) {
-      __m256 v0 = load8(src, i + j, dt), v1 = load8(src, i + j + 8, dt);
-      __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
-      if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_min_ps(d0, d1), _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
-        e0 = llmk__avx2_exp_nonpos_ge69(d0);
-        e1 = llmk__avx2_exp_nonpos_ge69(d1);
-      } else {
-        e0 = llmk__avx2_exp_nonpos(d0);
-        e1 = llmk__avx2_exp_nonpos(d1);
-      }
-      __m256i u[2] = {_mm256_castps_si256(e0), _mm256_castps_si256(e1)};
-      __m256 lt[2] = {_mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ)};
-      for (int g = 0; g < 2; g++) {
-        __m256i b = _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u[g], 20), _mm256_set1_epi32(512)),
-                                     _mm256_setzero_si256());
-        __m256i sh = _mm256_max_epi32(_mm256_sub_epi32(_mm256_set1_epi32(87), _mm256_srli_epi32(u[g], 23)),
-                                      _mm256_setzero_si256());
-        __m256i m = _mm256_or_si256(_mm256_and_si256(u[g], _mm256_set1_epi32(0x7fffff)),
-                                    _mm256_set1_epi32(0x800000));
-        m = _mm256_andnot_si256(_mm256_castps_si256(lt[g]), _mm256_srlv_epi32(m, sh));
-        b = _mm256_slli_epi32(b, 3);
-        _mm256_storeu_si256((void *)(w + j + 8 * g), _mm256_unpacklo_epi32(b, m));
-        _mm256_storeu_si256((void *)(w + j + 8 * g + 4), _mm256_unpackhi_epi32(b, m));
-      }
+#define LLMK__ADD(t, q) (*(uint64_t *)(void *)((t) + (uint32_t)(q)) += (q) >> 32)
+  for (; i + 16 <= n; i += 16, cur ^= 1) {
+    __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
+    __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
+    if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_min_ps(d0, d1), _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
+      e0 = llmk__avx2_exp_nonpos_ge69(d0);
+      e1 = llmk__avx2_exp_nonpos_ge69(d1);
+    } else
+      exp_nonpos2(&d0, &d1, &e0, &e1);
+    const uint64_t *p = w[cur ^ 1];
+    for (int q = 0; q < 16; q += 4) {
+      LLMK__ADD(t0, p[q]);
+      LLMK__ADD(t1, p[q + 1]);
+      LLMK__ADD(t2, p[q + 2]);
+      LLMK__ADD(t3, p[q + 3]);
     }
-    for (size_t j = 0; j < nb; j += 4) {
-      uint64_t q0 = w[j], q1 = w[j + 1], q2 = w[j + 2], q3 = w[j + 3];
-      *(uint64_t *)(void *)(t0 + (uint32_t)q0) += q0 >> 32;
-      *(uint64_t *)(void *)(t1 + (uint32_t)q1) += q1 >> 32;
-      *(uint64_t *)(void *)(t2 + (uint32_t)q2) += q2 >> 32;
-      *(uint64_t *)(void *)(t3 + (uint32_t)q3) += q3 >> 32;
-    }
-    i += nb;
+    mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
+    mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
   }
+  const uint64_t *p = w[cur ^ 1];
+  for (int q = 0; q < 16; q += 4) {
+    LLMK__ADD(t0, p[q]);
+    LLMK__ADD(t1, p[q + 1]);
+    LLMK__ADD(t2, p[q + 2]);
+    LLMK__ADD(t3, p[q + 3]);
+  }
+#undef LLMK__ADD
   llmk__tkp_mass_bins_scalar(skip(src, dt, i), dt, n - i, max, xmin, tab);
 }
 

@@ -112,7 +112,7 @@ void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float 
   for (size_t i = 0; i < n; i++) {
     float x = at(src, dt, i);
     uint32_t e = llmk__tkp_bits(llmk__exp_nonpos(x - max));
-    tab[(i & 3) * LLMK__TKP_MBINS + (size_t)llmk__tkp_ebin(e)] += x < xmin ? 0 : llmk__tkp_eval(e);
+    tab[(i & 3) * LLMK__TKP_MB_STRIDE + (size_t)llmk__tkp_ebin(e)] += x < xmin ? 0 : llmk__tkp_eval(e);
   }
 }
 

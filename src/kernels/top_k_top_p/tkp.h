@@ -56,6 +56,7 @@ static inline uint16_t llmk__tkp_bin(float x, float lo, float scale) {
  * a bin's mass is its sum shifted left by llmk__tkp_ebin_shift(bin). Entries with
  * e < 2^-63 (mass 0) fall in bin 0; e == 1 in bin LLMK__TKP_MB_TOP. */
 #define LLMK__TKP_MBINS 512
+#define LLMK__TKP_MB_STRIDE 536 /* between the tables: not a multiple of 4 KiB apart */
 #define LLMK__TKP_MB_TOP 504
 #define LLMK__TKP_MB_MAX_N ((size_t)UINT32_MAX) /* 32-bit indices; u64 sums cannot overflow */
 
@@ -124,7 +125,8 @@ typedef struct llmk__tkp_kernels {
   size_t (*find_eq)(const void *src, llmk_dtype dt, size_t n, uint32_t key, size_t nth);
   /* For n values (no NaN, none above max): each entry with x >= xmin adds
    * llmk__tkp_eval(e) to its bin llmk__tkp_ebin(e), e = exp(x - max), in one of 4 tables
-   * of LLMK__TKP_MBINS sums (tab[t * LLMK__TKP_MBINS + bin], any t: the sums are exact).
+   * of LLMK__TKP_MBINS sums (tab[t * LLMK__TKP_MB_STRIDE + bin], any t: the sums are
+   * exact).
    * n is at most LLMK__TKP_MB_MAX_N. */
   void (*mass_bins)(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
                     uint64_t *tab);
