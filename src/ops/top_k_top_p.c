@@ -7,6 +7,7 @@
  * v and a count c: entries below v are masked, and so are the c lowest-index entries
  * equal to v, which is what the stable ascending sort of the reference does. */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1473,19 +1474,21 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
 typedef struct tkp_job {
   const tkp_plan *pl;
   char *ws;
+  _Atomic int64_t next; /* the next row to claim */
 } tkp_job;
 
+/* Each worker claims rows one at a time, so that a slower core takes fewer; a row's
+ * result does not depend on which worker computes it. */
 static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
-  const tkp_job *j = job_arg;
+  tkp_job *j = job_arg;
   const tkp_plan *pl = j->pl;
   for (int64_t w = w0; w < w1; w++) {
     scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
     s.keys = (uint32_t *)(void *)(s.row + pl->V);
     s.rowbins = (uint16_t *)(void *)(s.keys + pl->V);
-    int64_t r0, r1;
-    llmk__split(pl->B, pl->workers, (int)w, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-      if (r + 1 < r1 && pl->k.data && pl->mode != MODE_SORTED) prefetch_sample(&pl->logits, r + 1, pl->V);
+    for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B; r = atomic_fetch_add(&j->next, 1)) {
+      if (r + 1 < pl->B && pl->k.data && pl->mode != MODE_SORTED)
+        prefetch_sample(&pl->logits, r + 1, pl->V);
       if (pl->mode == MODE_FILTER) filter_one(pl, NULL, &s, r);
       else if (pl->mode == MODE_SAMPLE) sample_one(pl, NULL, &s, r);
       else sorted_one(pl, &s, r);
@@ -1528,7 +1531,7 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size, llmk_
             else sample_one(pl, &tm, &ps[0], r);
           }
         } else {
-          tkp_job job = {pl, ws};
+          tkp_job job = {pl, ws, 0};
           llmk__parallel_for(ctx, pl->workers, 1, worker_range, &job);
         }
       }
