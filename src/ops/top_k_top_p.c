@@ -1061,12 +1061,12 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
              ncand, &rr);
   const uint32_t *lk = NULL, *li = NULL;
   int64_t n = 0;
-  if (written && rr.ncand >= 0) {
+  if (written && ncand >= k && ncand <= CAND_CAP) { /* the candidates, all >= tau */
     lk = s->ckey;
     li = s->cidx;
-    n = rr.ncand;
+    n = ncand;
   } else {
-    written = false; /* the pivot missed: write again */
+    written = false; /* the pivot missed (tau is above the k-th): write again */
   }
   bool select = contiguous && rr.min_e == 0.0f;
   if (!select) need_keys(pl, tm, s, &rc);

@@ -1200,6 +1200,98 @@ static void test_errors(void) {
   }
 }
 
+/* ----------------------------------------------------- 7b: the op's paths */
+
+/* Rows built to take each path of the op (long rows, so that the sampled pivot and the
+ * mass bins are used), in every dtype, layout class, in place or not, on the calling
+ * thread and on two threads (B = 1: a row split over both; B = 3: rows over both):
+ *   window   whole-row top-p, its boundary in a window of a few hundred entries;
+ *   crowded  the boundary inside a group of 12000 equal values: the window is too big
+ *            to gather, the boundary comes from the whole row, the tie group is cut;
+ *   minp     top-p with min-p: the window is gathered without writing;
+ *   bigk     k = V/2 with p: top-k by histogram, then top-p by mass bins above it;
+ *   pivot    k = 50 with p: the pivot's candidates (written while gathered when the
+ *            output is another buffer), top-p among them;
+ *   miss     k = 2000 with large values exactly where the pivot samples, so that fewer
+ *            than k lie above its threshold: the row is decided by histogram and
+ *            written again (k alone, or with p, which may mask what tau would). */
+enum { P_WINDOW, P_CROWDED, P_MINP, P_BIGK, P_PIVOT, P_MISS, P_COUNT };
+static const char *const pname[P_COUNT] = {"window", "crowded", "minp", "bigk", "pivot", "miss"};
+
+static void path_row(float *x, int64_t V, int path, llmk_dtype dt) {
+  if (path == P_CROWDED) {
+    for (int64_t i = 0; i < V; i++) {
+      double u = tu_rand_unit();
+      x[i] = u < 0.6 ? 0.0f : u < 0.99 ? (float)(-3.0 + 0.5 * gauss()) : (float)(3.0 + 0.3 * gauss());
+    }
+  } else if (path == P_MISS) { /* the runs the pivot samples (see top_k_top_p.c) */
+    int64_t runs = V / 1024 < 32 ? V / 1024 : 32;
+    for (int64_t i = 0; i < V; i++) x[i] = (float)gauss();
+    for (int64_t r = 0; r < runs; r++)
+      for (int64_t j = 0, at = (V - 32) * r / (runs - 1); j < 32; j++)
+        x[at + j] = (float)(6.0 + gauss());
+  } else {
+    for (int64_t i = 0; i < V; i++) x[i] = (float)(2.0 * gauss());
+  }
+  for (int64_t i = 0; i < V; i++) x[i] = rnd(dt, x[i]);
+}
+
+static void test_paths(void) {
+  llmk_context *ctx2 = NULL;
+  TU_CHECK(llmk_context_create(2, &ctx2) == LLMK_SUCCESS && ctx2, "context(2)");
+  long n = 0;
+  for (int path = 0; path < P_COUNT; path++)
+    for (int d = 0; d < 3; d++)
+      for (int lay = 0; lay < 4; lay++) { /* contiguous; in place; strided in; strided out */
+        tcase c = {0};
+        c.dt = DTS[d];
+        c.V = TK_SAN ? 12000 : 20000;
+        c.B = lay % 2 ? 1 : 3;
+        c.lin = lay == 2 ? 3 : 0;
+        c.lout = lay == 3 ? 1 + (int)tu_rand_range(0, 2) : 0;
+        c.inplace = lay == 1;
+        c.has_p = path != P_MISS || lay % 2; /* k alone: the entries below tau are kept */
+        c.p_f32 = c.dt != LLMK_F32 && tu_rand_range(0, 1);
+        c.has_k = path == P_BIGK || path == P_PIVOT || path == P_MISS;
+        c.has_mp = path == P_MINP;
+        c.mp_f32 = c.p_f32;
+        c.kept = (int)tu_rand_range(0, 2);
+        case_alloc(&c);
+        for (int64_t r = 0; r < c.B; r++) {
+          c.k[r] = path == P_BIGK ? c.V / 2 : path == P_MISS ? 2000 : 50;
+          c.mp[r] = rnd(p_dtype(&c), 0.01f);
+          static const float ps[3] = {0.5f, 0.9f, 0.99f};
+          for (int tries = 0;; tries++) {
+            c.p[r] = c.p_f32 ? ps[tries % 3] : rnd(c.dt, ps[tries % 3]);
+            path_row(c.x + r * c.V, c.V, path, c.dt);
+            tkp_ref_args a = row_args(&c, r);
+            tkp_ref_info in;
+            tkp_ref_row(c.x + r * c.V, c.V, &a, c.keep + r * c.V, &in);
+            c.nkept[r] = in.kept;
+            if (row_safe(&in, &c, r)) break;
+            n_regen++;
+            if (tries > 40) die("cannot generate a row away from the boundary");
+          }
+        }
+        char label[256];
+        case_label(&c, label, sizeof label, pname[path]);
+        for (int t = 0; t < 2; t++) {
+          uint32_t *bits = xmalloc((size_t)(c.B * c.V) * 4);
+          int64_t *kept = xmalloc((size_t)(c.B + 1) * 8);
+          llmk_status st = run_apply(&c, t ? ctx2 : NULL, bits, kept, label);
+          TU_CHECK(st == LLMK_SUCCESS, "%s threads %d: %d %s", label, t + 1, (int)st,
+                   llmk_last_error());
+          if (st == LLMK_SUCCESS) check_vs_ref(&c, bits, kept, label);
+          free(bits);
+          free(kept);
+        }
+        case_free(&c);
+        n++;
+      }
+  llmk_context_destroy(ctx2);
+  printf("paths: %ld cases x {calling thread, 2 threads}\n", n);
+}
+
 /* -------------------------------------------------- 8: determinism */
 
 static void test_determinism(void) {
@@ -1274,6 +1366,7 @@ int main(void) {
   test_with_sorted();
   test_sampling();
   test_errors();
+  test_paths();
   test_determinism();
   printf("regenerated %ld rows near a rounding boundary\n", n_regen);
   printf("cpu time %.2f s\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
