@@ -724,7 +724,8 @@ static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
   mbin_job *j = arg;
   uint64_t *tab = j->ps[part].mlo; /* 4 tables over mlo and mhi */
   memset(tab, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *tab);
-  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin, tab);
+  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin, tab,
+                         NULL);
 }
 /* The mass bin of an entry of key k (not NaN) when the largest is max */
 static int mass_bin_of_key(uint32_t k, float max) {
@@ -743,25 +744,24 @@ static uint32_t first_key_of_bin(int bin, float max, uint32_t max_key) {
   return lo;
 }
 
-static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
-                       int64_t V, float max, uint32_t min_key, uint32_t max_key, float thr,
-                       row_result *r) {
-  if ((uint64_t)V > LLMK__TKP_MB_MAX_N) return false;
-  mbin_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .max = max,
-                .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY};
-  team_run(tm, V, mass_bins_part, &j);
+/* From the mass-bin tables of the team's parts (ps[p].mlo): the boundary when p == 0, else
+ * the pending window of r (see top_p_bins). */
+static void bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
+                           float max, uint32_t min_key, uint32_t max_key, float thr,
+                           row_result *r) {
+  const scratch *ps = tm ? tm->ps : s;
   u128 bins[MB], Z = 0;
   for (int d = 0; d < MB; d++) {
     uint64_t m = 0;
     for (int p = 0; p < team_parts(tm); p++)
-      for (int t = 0; t < 4; t++) m += j.ps[p].mlo[t * LLMK__TKP_MB_STRIDE + d];
+      for (int t = 0; t < 4; t++) m += ps[p].mlo[t * LLMK__TKP_MB_STRIDE + d];
     bins[d] = (u128)m << llmk__tkp_ebin_shift(d);
     Z += bins[d];
   }
   u128 target = scaled_target(thr, Z), below = 0;
   if (Z <= target) { /* p == 0: only the last maximum stays */
     r->pb = (boundary){max_key, team_count_eq(pl, tm, s, rc, max_key) - 1};
-    return true;
+    return;
   }
   int d = 0;
   for (; d < LLMK__TKP_MB_TOP; d++) {
@@ -774,6 +774,16 @@ static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, con
   r->win_hi = d == LLMK__TKP_MB_TOP ? max_key : first_key_of_bin(d + 1, max, max_key) - 1;
   r->below = below;
   r->target = target;
+}
+
+static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
+                       int64_t V, float max, uint32_t min_key, uint32_t max_key, float thr,
+                       row_result *r) {
+  if ((uint64_t)V > LLMK__TKP_MB_MAX_N) return false;
+  mbin_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .max = max,
+                .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY};
+  team_run(tm, V, mass_bins_part, &j);
+  bins_to_window(pl, tm, s, rc, max, min_key, max_key, thr, r);
   return true;
 }
 
@@ -1073,6 +1083,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   if (rr.pending) { /* the top-p boundary lies in a window of keys: gather it */
     int64_t nwin;
     if (select) { /* while writing the row, keeping it whole */
+      wj.mode |= LLMK__TKP_NO_NAN; /* the largest is finite */
       wj.t = tw = rr.win_lo;
       wj.hi = rr.win_hi;
       wj.wkey = tm ? NULL : s->bk;
@@ -1471,14 +1482,162 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
   return LLMK_SUCCESS;
 }
 
+/* ------------------------------------------------ top-p rows in a pipeline */
+
+/* Rows with whole-row top-p alone (no top-k, no min-p, contiguous logits and out) go
+ * through a pipeline on each worker: the mass pass of a row (bound by its exp) also
+ * writes the previous row, whose window it knows, and finds the largest value of the
+ * next, so that those two passes' memory traffic hides under its arithmetic. The results
+ * are those of filter_one. */
+typedef struct prow {
+  int64_t r;
+  rowctx rc;
+  row_result rr;
+  char *dst;
+  int mode;
+} prow;
+
+static bool pipe_row(const tkp_plan *pl, int64_t r, float *thr) {
+  if (pl->logits.s1 != 1 || pl->out.s1 != 1 || !pl->p.data ||
+      (uint64_t)pl->V > LLMK__TKP_MB_MAX_N)
+    return false;
+  if (pl->k.data) {
+    int64_t k = get_i(&pl->k, r);
+    if (k >= 1 && k <= pl->V - 1) return false;
+  }
+  if (pl->min_p.data && get_f(&pl->min_p, r) > 0.0f) return false;
+  *thr = 1.0f - get_f(&pl->p, r);
+  return *thr > 0.0f;
+}
+
+static prow pipe_start(const tkp_plan *pl, int64_t r) {
+  prow q;
+  memset(&q, 0, sizeof q);
+  q.r = r;
+  q.rc.v = &pl->logits;
+  q.rc.r = r;
+  q.rc.src = elem(&pl->logits, r, 0);
+  q.rc.dt = pl->logits.dtype;
+  q.rc.esz = llmk_dtype_size(q.rc.dt);
+  q.dst = (char *)elem(&pl->out, r, 0);
+  bool in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
+                  pl->out.s1 == pl->logits.s1;
+  q.mode = (in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0) | LLMK__TKP_NO_NAN;
+  return q;
+}
+
+/* q's row written with its final threshold, the first members of its tie group masked
+ * (found by find_eq); its count */
+static void pipe_write_plain(const tkp_plan *pl, const scratch *s, prow *q) {
+  size_t g;
+  int64_t kept = (int64_t)pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.pb.key, 0,
+                                           q->dst, q->mode, 0, s->bk, s->cidx, 0, &g);
+  for (int64_t j = 0; j < q->rr.tie_cut; j++) {
+    j += (int64_t)pl->kern->find_eq(src_at(&q->rc, j), q->rc.dt, (size_t)(q->rr.tie_cut - j),
+                                    q->rr.pb.key, 1);
+    if (j >= q->rr.tie_cut) break;
+    store_neg_inf(q->dst + (size_t)j * q->rc.esz, q->rc.dt);
+    kept--;
+  }
+  if (pl->kept.data) set_i(&pl->kept, q->r, kept);
+}
+
+/* q's row has been written keeping its whole window (kept_w entries kept, its ng window
+ * entries gathered into s->bk / s->cidx): its boundary, then the masks that the write
+ * left out, and its count. */
+static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t kept_w, size_t ng) {
+  scratch local = *s0, *s = &local;
+  if (q->rc.dt == LLMK_F32) local.row = (float *)(void *)elem(&pl->logits, q->r, 0);
+  resolve_window(pl, NULL, s, &q->rc, &q->rr, s->cidx, (int64_t)ng);
+  if (ng > CAND_CAP) { /* the window was not gathered: write the row again */
+    pipe_write_plain(pl, s, q);
+    return;
+  }
+  int64_t kept = (int64_t)kept_w;
+  for (size_t i = 0; i < ng; i++) {
+    bool tie = s->bk[i] == q->rr.pb.key && (int64_t)s->cidx[i] < q->rr.tie_cut;
+    if (s->bk[i] < q->rr.pb.key || tie) {
+      store_neg_inf(q->dst + (size_t)s->cidx[i] * q->rc.esz, q->rc.dt);
+      kept--;
+    }
+  }
+  if (pl->kept.data) set_i(&pl->kept, q->r, kept);
+}
+
+static void pipe_flush(const tkp_plan *pl, const scratch *s, prow *q) {
+  size_t ng;
+  size_t kept = pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.win_lo, q->rr.win_hi,
+                                 q->dst, q->mode, 0, s->bk, s->cidx, CAND_CAP, &ng);
+  pipe_finish(pl, s, q, kept, ng);
+}
+
 typedef struct tkp_job {
   const tkp_plan *pl;
   char *ws;
   _Atomic int64_t next; /* the next row to claim */
 } tkp_job;
 
-/* Each worker claims rows one at a time, so that a slower core takes fewer; a row's
- * result does not depend on which worker computes it. */
+/* The rows a worker claims, one at a time (a slower core takes fewer; a row's result does
+ * not depend on which worker computes it), each claimed one row ahead. */
+static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
+  int64_t V = pl->V, nmax_row = -1;
+  uint32_t nmax = 0;
+  prow q; /* the row whose write waits for the next mass pass */
+  bool have_q = false;
+  for (int64_t r = atomic_fetch_add(&j->next, 1), r2; r < pl->B; r = r2) {
+    r2 = atomic_fetch_add(&j->next, 1);
+    float thr, thr2;
+    bool next_piped = r2 < pl->B && pipe_row(pl, r2, &thr2);
+    if (r2 < pl->B && pl->k.data) prefetch_sample(&pl->logits, r2, V);
+    uint32_t max_key = 0;
+    bool piped = pipe_row(pl, r, &thr);
+    if (piped) {
+      max_key = nmax_row == r ? nmax : pl->kern->max_key(elem(&pl->logits, r, 0), pl->logits.dtype, (size_t)V);
+      piped = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
+    }
+    if (!piped) {
+      if (have_q) pipe_flush(pl, s, &q);
+      have_q = false;
+      filter_one(pl, NULL, s, r);
+      continue;
+    }
+    prow c = pipe_start(pl, r);
+    c.rc.max_key = max_key;
+    c.rc.have_max = true;
+    c.rr.max = llmk__value_of_key(max_key);
+    c.rr.have_p = true;
+    llmk__tkp_rider rd;
+    memset(&rd, 0, sizeof rd);
+    if (have_q) {
+      rd.sel_src = q.rc.src;
+      rd.sel_dst = q.dst;
+      rd.sel_t = q.rr.win_lo;
+      rd.sel_hi = q.rr.win_hi;
+      rd.sel_mode = q.mode;
+      rd.sel_okey = s->bk;
+      rd.sel_oidx = s->cidx;
+      rd.sel_cap = CAND_CAP;
+    }
+    if (next_piped) rd.max_src = elem(&pl->logits, r2, 0);
+    memset(s->mlo, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *s->mlo);
+    pl->kern->mass_bins(c.rc.src, c.rc.dt, (size_t)V, c.rr.max, -INFINITY, s->mlo, &rd);
+    if (next_piped) {
+      nmax = rd.max_key;
+      nmax_row = r2;
+    }
+    bins_to_window(pl, NULL, s, &c.rc, c.rr.max, 0, max_key, thr, &c.rr); /* before q's: mlo */
+    if (have_q) pipe_finish(pl, s, &q, rd.sel_kept, rd.sel_ng);
+    have_q = c.rr.pending;
+    if (have_q) {
+      q = c;
+    } else { /* p == 0: decided */
+      find_tie_cut(pl, &c.rc, V, &c.rr);
+      pipe_write_plain(pl, s, &c);
+    }
+  }
+  if (have_q) pipe_flush(pl, s, &q);
+}
+
 static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
   tkp_job *j = job_arg;
   const tkp_plan *pl = j->pl;
@@ -1486,11 +1645,14 @@ static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
     scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
     s.keys = (uint32_t *)(void *)(s.row + pl->V);
     s.rowbins = (uint16_t *)(void *)(s.keys + pl->V);
+    if (pl->mode == MODE_FILTER) {
+      filter_rows(pl, j, &s);
+      continue;
+    }
     for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B; r = atomic_fetch_add(&j->next, 1)) {
       if (r + 1 < pl->B && pl->k.data && pl->mode != MODE_SORTED)
         prefetch_sample(&pl->logits, r + 1, pl->V);
-      if (pl->mode == MODE_FILTER) filter_one(pl, NULL, &s, r);
-      else if (pl->mode == MODE_SAMPLE) sample_one(pl, NULL, &s, r);
+      if (pl->mode == MODE_SAMPLE) sample_one(pl, NULL, &s, r);
       else sorted_one(pl, &s, r);
     }
   }

@@ -35,7 +35,11 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   static uint8_t da[4 * N + 64], db[4 * N + 64];
   const char *dn = llmk_dtype_name(dt);
   uint32_t want = 0;
-  for (size_t i = 0; i < n; i++) want = kw[i] > want ? kw[i] : want;
+  bool no_nan = true;
+  for (size_t i = 0; i < n; i++) {
+    want = kw[i] > want ? kw[i] : want;
+    no_nan = no_nan && kw[i] != LLMK__KEY_NAN;
+  }
   TU_CHECK(s->max_key(src, dt, n) == want && k->max_key(src, dt, n) == want, "%s max_key %s n=%zu",
            name, dn, n);
   uint32_t t = n ? kw[tu_rand_range(0, (int64_t)n - 1)] : 0x80000000u;
@@ -70,6 +74,7 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     memset(oa, 0, (n + 8) * 4);
     memset(ob, 0, (n + 8) * 4);
     int mode = inp ? LLMK__TKP_IN_PLACE : (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
+    if (no_nan && tu_rand_range(0, 1)) mode |= LLMK__TKP_NO_NAN;
     size_t off = mode == LLMK__TKP_STREAM ? (size_t)tu_rand_range(0, 7) : 0; /* misaligned */
     uint8_t *pa = da + off * esz, *pb = db + off * esz;
     if (inp) {
@@ -110,8 +115,40 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   static uint64_t tba[4 * LLMK__TKP_MB_STRIDE], tbb[4 * LLMK__TKP_MB_STRIDE];
   memset(tba, 0, sizeof tba);
   memset(tbb, 0, sizeof tbb);
-  s->mass_bins(src, dt, n, max, xmin, tba);
-  k->mass_bins(src, dt, n, max, xmin, tbb);
+  /* with riders: a select of the row reversed, the largest key of the row shifted by one */
+  static uint8_t rsrc[4 * N], rdst_a[4 * N + 64], rdst_b[4 * N + 64], msrc[4 * N];
+  size_t esz2 = llmk_dtype_size(dt);
+  for (size_t i = 0; i < n; i++) {
+    memcpy(rsrc + i * esz2, (const char *)src + (n - 1 - i) * esz2, esz2);
+    memcpy(msrc + i * esz2, (const char *)src + (i + 1) % n * esz2, esz2);
+  }
+  int rmode = (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
+  if (tu_rand_range(0, 1)) rmode |= LLMK__TKP_NO_NAN; /* finite rows here */
+  size_t roff = (size_t)tu_rand_range(0, 1) * 32; /* aligned or not */
+  static uint32_t rka[N + 8], rkb[N + 8], ria[N + 8], rib[N + 8];
+  llmk__tkp_rider ra = {.sel_src = rsrc, .sel_dst = rdst_a + roff, .sel_t = t, .sel_hi = hi,
+                        .sel_idx0 = idx0, .sel_mode = rmode, .sel_okey = rka, .sel_oidx = ria,
+                        .sel_cap = cap, .max_src = msrc};
+  llmk__tkp_rider rb = ra;
+  rb.sel_dst = rdst_b + (roff ? 4 : 0);
+  rb.sel_okey = rkb;
+  rb.sel_oidx = rib;
+  bool rider = tu_rand_range(0, 1);
+  s->mass_bins(src, dt, n, max, xmin, tba, rider ? &ra : NULL);
+  k->mass_bins(src, dt, n, max, xmin, tbb, rider ? &rb : NULL);
+  if (rider) {
+    size_t ng = 0, rc = ra.sel_ng < cap ? ra.sel_ng : cap;
+    static uint8_t rdst[4 * N];
+    static uint32_t rk[N + 8], ri[N + 8];
+    size_t kp = s->select(rsrc, dt, n, t, hi, rdst, 0, idx0, rk, ri, cap, &ng);
+    TU_CHECK(ra.sel_kept == kp && rb.sel_kept == kp && ra.sel_ng == ng && rb.sel_ng == ng &&
+                 !memcmp(rdst_a + roff, rdst, n * esz2) && !memcmp(rdst_b + (roff ? 4 : 0), rdst, n * esz2) &&
+                 !memcmp(rka, rk, rc * 4) && !memcmp(rkb, rk, rc * 4) && !memcmp(ria, ri, rc * 4) &&
+                 !memcmp(rib, ri, rc * 4),
+             "%s mass_bins' select rider %s n=%zu", name, dn, n);
+    uint32_t mk = s->max_key(msrc, dt, n);
+    TU_CHECK(ra.max_key == mk && rb.max_key == mk, "%s mass_bins' max rider %s n=%zu", name, dn, n);
+  }
   static uint64_t ref[LLMK__TKP_MBINS];
   static u128 mref[LLMK__TKP_MBINS];
   memset(ref, 0, sizeof ref);

@@ -171,18 +171,28 @@ static inline const void *skip(const void *src, llmk_dtype dt, size_t i) {
     default: { const llmk_dtype D = LLMK_F32; call; } \
   }
 
+/* the largest key from the largest value and a NaN flag (-0 and +0 have one key) */
+static inline uint32_t key_of_max8(__m256 m, __m256 nan) {
+  float l[8], mx = -__builtin_inff();
+  if (_mm256_movemask_ps(nan)) return LLMK__KEY_NAN;
+  _mm256_storeu_ps(l, m);
+  for (int j = 0; j < 8; j++) mx = l[j] > mx ? l[j] : mx;
+  return llmk__key_of(mx);
+}
+
 static inline __attribute__((always_inline)) uint32_t max_key_t(const void *src, size_t n,
                                                                 const llmk_dtype dt) {
-  __m256i m0 = _mm256_setzero_si256(), m1 = m0;
+  __m256 m0 = _mm256_set1_ps(-__builtin_inff()), m1 = m0, nan = _mm256_setzero_ps();
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    m0 = _mm256_max_epu32(m0, keys8(_mm256_castps_si256(load8(src, i, dt))));
-    m1 = _mm256_max_epu32(m1, keys8(_mm256_castps_si256(load8(src, i + 8, dt))));
+    __m256 a = load8(src, i, dt), b = load8(src, i + 8, dt);
+    m0 = _mm256_max_ps(m0, a);
+    m1 = _mm256_max_ps(m1, b);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
   }
-  uint32_t l[8], max = llmk__tkp_max_key_scalar(skip(src, dt, i), dt, n - i);
-  _mm256_storeu_si256((void *)l, _mm256_max_epu32(m0, m1));
-  for (int j = 0; j < 8; j++) max = l[j] > max ? l[j] : max;
-  return max;
+  uint32_t k = n >= 16 ? key_of_max8(_mm256_max_ps(m0, m1), nan) : 0;
+  uint32_t t = llmk__tkp_max_key_scalar(skip(src, dt, i), dt, n - i);
+  return t > k ? t : k;
 }
 
 uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n) {
@@ -230,72 +240,145 @@ size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t 
   BY_DTYPE(dt, return gather_t(src, n, lo, hi, idx0, okey, oidx, cap, D))
 }
 
-size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
-                             void *dst, int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
-                             size_t cap, size_t *ng) {
-  const __m256i vt = _mm256_set1_epi32((int)t), vhi = _mm256_set1_epi32((int)hi);
-  const bool win = hi >= t, in_place = mode & LLMK__TKP_IN_PLACE;
-  size_t esz = llmk_dtype_size(dt), kept = 0, i = 0, c = 0, part;
-  bool stream = (mode & LLMK__TKP_STREAM) && !in_place && (uintptr_t)dst % esz == 0;
-  if (stream) { /* the entries before the first 32-byte boundary of dst */
-    i = (32 - (uintptr_t)dst % 32) % 32 / esz;
-    i = i < n ? i : n;
-    kept = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey, oidx, cap, &c);
-  }
+/* select() on a stream of 16-entry blocks: the state, and one block at i */
+typedef struct sel_state {
+  const void *src;
+  void *dst;
+  __m256i vt, vhi;
+  __m256 ft, fhi; /* without NaN: the thresholds as values */
+  bool win, in_place, stream, fl;
+  uint32_t idx0, *okey, *oidx;
+  size_t cap, kept, c;
+} sel_state;
+
+static inline sel_state sel_begin(const void *src, void *dst, uint32_t t, uint32_t hi, int mode,
+                                  uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap) {
+  sel_state st = {.src = src, .dst = dst, .vt = _mm256_set1_epi32((int)t),
+                  .vhi = _mm256_set1_epi32((int)hi), .win = hi >= t,
+                  .in_place = mode & LLMK__TKP_IN_PLACE, .idx0 = idx0, .okey = okey, .oidx = oidx,
+                  .cap = cap};
+  st.stream = (mode & LLMK__TKP_STREAM) && !st.in_place;
+  st.fl = (mode & LLMK__TKP_NO_NAN) && t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
+  st.ft = _mm256_set1_ps(st.fl ? llmk__value_of_key(t) : 0.0f);
+  st.fhi = _mm256_set1_ps(st.fl && hi >= LLMK__KEY_NINF && hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi)
+                          : hi > LLMK__KEY_PINF ? __builtin_inff() : -__builtin_inff());
+  return st;
+}
+
+static inline __attribute__((always_inline)) void sel_block16(sel_state *st, size_t i,
+                                                             const llmk_dtype dt) {
   if (dt == LLMK_F32) {
     const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
-    const float *s = src;
-    float *d = dst;
-    for (; i + 8 <= n; i += 8) {
-      __m256i v = _mm256_loadu_si256((const void *)(s + i)), k = keys8(v);
-      __m256i keep = _mm256_cmpeq_epi32(_mm256_max_epu32(k, vt), k);
+    const float *s = st->src;
+    float *d = st->dst;
+    for (size_t h = i; h < i + 16; h += 8) {
+      __m256i v = _mm256_loadu_si256((const void *)(s + h)), k, keep;
+      if (st->fl) { /* no NaN: compare values (keys only for gathered lanes) */
+        __m256 f = _mm256_castsi256_ps(v), kp = _mm256_cmp_ps(f, st->ft, _CMP_GE_OQ);
+        keep = _mm256_castps_si256(kp);
+        unsigned m = (unsigned)_mm256_movemask_ps(kp);
+        st->kept += (size_t)__builtin_popcount(m);
+        if (st->stream) _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
+        else if (!st->in_place) _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
+        else if (m != 0xff)
+          _mm256_maskstore_epi32((int *)(d + h), _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
+        if (st->win) {
+          unsigned w = m & (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f, st->fhi, _CMP_LE_OQ));
+          if (w) put8(w, keys8(v), st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap, &st->c);
+        }
+        continue;
+      }
+      k = keys8(v);
+      keep = _mm256_cmpeq_epi32(_mm256_max_epu32(k, st->vt), k);
       unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(keep));
-      kept += (size_t)__builtin_popcount(m);
-      if (stream) _mm256_stream_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
-      else if (!in_place) _mm256_storeu_si256((void *)(d + i), _mm256_blendv_epi8(ninf, v, keep));
+      st->kept += (size_t)__builtin_popcount(m);
+      if (st->stream) _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
+      else if (!st->in_place) _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
       else if (m != 0xff)
-        _mm256_maskstore_epi32((int *)(d + i), _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
-      if (win && m) {
-        unsigned w = m & in8(k, vt, vhi);
-        if (w) put8(w, k, idx0 + (uint32_t)i, okey, oidx, cap, &c);
+        _mm256_maskstore_epi32((int *)(d + h), _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
+      if (st->win && m) {
+        unsigned w = m & in8(k, st->vt, st->vhi);
+        if (w) put8(w, k, st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap, &st->c);
       }
     }
   } else {
     const __m256i ninf = _mm256_set1_epi16((short)(dt == LLMK_BF16 ? 0xff80 : 0xfc00));
-    const uint16_t *s = src;
-    uint16_t *d = dst;
-    for (; i + 16 <= n; i += 16) {
-      __m256i k0, k1;
-      if (dt == LLMK_F16) {
-        k0 = keys8(_mm256_castps_si256(load8(src, i, LLMK_F16)));
-        k1 = keys8(_mm256_castps_si256(load8(src, i + 8, LLMK_F16)));
-      } else {
-        k0 = keys8(_mm256_castps_si256(load8(src, i, LLMK_BF16)));
-        k1 = keys8(_mm256_castps_si256(load8(src, i + 8, LLMK_BF16)));
-      }
-      __m256i m0 = _mm256_cmpeq_epi32(_mm256_max_epu32(k0, vt), k0);
-      __m256i m1 = _mm256_cmpeq_epi32(_mm256_max_epu32(k1, vt), k1);
-      /* 32-bit masks to 16-bit lanes in order */
-      __m256i keep = _mm256_permute4x64_epi64(_mm256_packs_epi32(m0, m1), 0xd8);
-      unsigned m = (unsigned)_mm256_movemask_epi8(keep);
-      kept += (size_t)__builtin_popcount(m) / 2;
-      if (win && m) {
-        unsigned w0 = in8(k0, vt, vhi), w1 = in8(k1, vt, vhi);
-        if (w0) put8(w0, k0, idx0 + (uint32_t)i, okey, oidx, cap, &c);
-        if (w1) put8(w1, k1, idx0 + (uint32_t)i + 8, okey, oidx, cap, &c);
-      }
-      if (in_place && m == 0xffffffffu) continue;
-      __m256i v = _mm256_blendv_epi8(ninf, _mm256_loadu_si256((const void *)(s + i)), keep);
-      if (stream) _mm256_stream_si256((void *)(d + i), v);
-      else _mm256_storeu_si256((void *)(d + i), v);
+    const uint16_t *s = st->src;
+    uint16_t *d = st->dst;
+    __m256 f0 = load8(s, i, dt), f1 = load8(s, i + 8, dt);
+    __m256i m0, m1;
+    if (st->fl) {
+      m0 = _mm256_castps_si256(_mm256_cmp_ps(f0, st->ft, _CMP_GE_OQ));
+      m1 = _mm256_castps_si256(_mm256_cmp_ps(f1, st->ft, _CMP_GE_OQ));
+    } else {
+      __m256i k0 = keys8(_mm256_castps_si256(f0)), k1 = keys8(_mm256_castps_si256(f1));
+      m0 = _mm256_cmpeq_epi32(_mm256_max_epu32(k0, st->vt), k0);
+      m1 = _mm256_cmpeq_epi32(_mm256_max_epu32(k1, st->vt), k1);
     }
+    /* 32-bit masks to 16-bit lanes in order */
+    __m256i keep = _mm256_permute4x64_epi64(_mm256_packs_epi32(m0, m1), 0xd8);
+    unsigned m = (unsigned)_mm256_movemask_epi8(keep);
+    st->kept += (size_t)__builtin_popcount(m) / 2;
+    if (st->win && m) {
+      unsigned w0, w1;
+      if (st->fl) {
+        w0 = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m0)) &
+             (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f0, st->fhi, _CMP_LE_OQ));
+        w1 = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m1)) &
+             (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f1, st->fhi, _CMP_LE_OQ));
+      } else {
+        w0 = in8(keys8(_mm256_castps_si256(f0)), st->vt, st->vhi);
+        w1 = in8(keys8(_mm256_castps_si256(f1)), st->vt, st->vhi);
+      }
+      if (w0) put8(w0, keys8(_mm256_castps_si256(f0)), st->idx0 + (uint32_t)i, st->okey, st->oidx, st->cap, &st->c);
+      if (w1) put8(w1, keys8(_mm256_castps_si256(f1)), st->idx0 + (uint32_t)i + 8, st->okey, st->oidx, st->cap, &st->c);
+    }
+    if (st->in_place && m == 0xffffffffu) return;
+    __m256i v = _mm256_blendv_epi8(ninf, _mm256_loadu_si256((const void *)(s + i)), keep);
+    if (st->stream) _mm256_stream_si256((void *)(d + i), v);
+    else _mm256_storeu_si256((void *)(d + i), v);
   }
-  size_t r = c < cap ? cap - c : 0, o = c < cap ? c : cap;
-  kept += llmk__tkp_select_scalar(skip(src, dt, i), dt, n - i, t, hi, (char *)dst + i * esz, mode,
-                                  idx0 + (uint32_t)i, okey + o, oidx ? oidx + o : NULL, r, &part);
-  if (stream) _mm_sfence(); /* the streamed stores before any later one */
-  *ng = c + part;
+}
+
+/* the entries from i on with the scalar kernel; returns the number kept, *ng gathered */
+static size_t sel_end(sel_state *st, size_t i, size_t n, uint32_t t, uint32_t hi, int mode,
+                      llmk_dtype dt, size_t *ng) {
+  size_t r = st->c < st->cap ? st->cap - st->c : 0, o = st->c < st->cap ? st->c : st->cap, part;
+  size_t kept = st->kept + llmk__tkp_select_scalar(
+                               skip(st->src, dt, i), dt, n - i, t, hi,
+                               (char *)st->dst + i * llmk_dtype_size(dt), mode, st->idx0 + (uint32_t)i,
+                               st->okey + o, st->oidx ? st->oidx + o : NULL, r, &part);
+  if (st->stream) _mm_sfence(); /* the streamed stores before any later one */
+  *ng = st->c + part;
   return kept;
+}
+
+static inline __attribute__((always_inline)) size_t select_t(const void *src, size_t n, uint32_t t,
+                                                            uint32_t hi, void *dst, int mode,
+                                                            uint32_t idx0, uint32_t *okey,
+                                                            uint32_t *oidx, size_t cap, size_t *ng,
+                                                            const llmk_dtype dt) {
+  size_t esz = dt == LLMK_F32 ? 4 : 2, i = 0;
+  if ((uintptr_t)dst % esz) mode &= ~LLMK__TKP_STREAM;
+  if (mode & LLMK__TKP_STREAM) { /* up to the first 32-byte boundary of dst: scalar */
+    i = (32 - (uintptr_t)dst % 32) % 32 / esz;
+    i = i < n ? i : n;
+  }
+  size_t c0 = 0, k0 = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey, oidx, cap, &c0);
+  sel_state st = sel_begin(skip(src, dt, i), (char *)dst + i * esz, t, hi, mode, idx0 + (uint32_t)i,
+                           okey + (c0 < cap ? c0 : cap), oidx ? oidx + (c0 < cap ? c0 : cap) : NULL,
+                           c0 < cap ? cap - c0 : 0);
+  size_t j = 0;
+  for (; j + 16 <= n - i; j += 16) sel_block16(&st, j, dt);
+  size_t kept = sel_end(&st, j, n - i, t, hi, mode, dt, ng);
+  *ng += c0;
+  return kept + k0;
+}
+
+size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
+                             void *dst, int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                             size_t cap, size_t *ng) {
+  BY_DTYPE(dt, return select_t(src, n, t, hi, dst, mode, idx0, okey, oidx, cap, ng, D))
 }
 
 static inline __attribute__((always_inline)) size_t count_eq_t(const void *src, size_t n,
@@ -359,7 +442,9 @@ static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
 
 static inline __attribute__((always_inline)) void mass_bins_t(const void *src, size_t n, float max,
                                                              float xmin, uint64_t *tab,
-                                                             const llmk_dtype dt) {
+                                                             llmk__tkp_rider *rd,
+                                                             const llmk_dtype dt, const bool SEL,
+                                                             const bool MX) {
   /* AVX2 has no scatter: the adds go one entry at a time, word j to table j % 4 (so that
    * neighbours in one bin do not wait for each other), and those of the previous 16
    * entries while the next 16 are computed */
@@ -367,7 +452,15 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
   char *t0 = (char *)tab, *t1 = t0 + LLMK__TKP_MB_STRIDE * 8, *t2 = t1 + LLMK__TKP_MB_STRIDE * 8,
        *t3 = t2 + LLMK__TKP_MB_STRIDE * 8;
   uint64_t w[2][16] = {{0}}; /* to start with: value 0 to bin 0 */
-  int cur = 0;
+  int cur = 0, mode = 0;
+  sel_state st = {0};
+  if (SEL) { /* streamed only where the rows' blocks are 32-byte aligned */
+    mode = rd->sel_mode;
+    if ((uintptr_t)rd->sel_dst % 32) mode &= ~LLMK__TKP_STREAM;
+    st = sel_begin(rd->sel_src, rd->sel_dst, rd->sel_t, rd->sel_hi, mode, rd->sel_idx0,
+                   rd->sel_okey, rd->sel_oidx, rd->sel_cap);
+  }
+  __m256 mk0 = _mm256_set1_ps(-__builtin_inff()), mk1 = mk0, mnan = _mm256_setzero_ps();
   size_t i = 0;
 #define LLMK__ADD(t, q) (*(uint64_t *)(void *)((t) + (uint32_t)(q)) += (q) >> 32)
   for (; i + 16 <= n; i += 16, cur ^= 1) {
@@ -387,6 +480,13 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
     }
     mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
     mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
+    if (SEL) sel_block16(&st, i, dt);
+    if (MX) {
+      __m256 a = load8(rd->max_src, i, dt), b = load8(rd->max_src, i + 8, dt);
+      mk0 = _mm256_max_ps(mk0, a);
+      mk1 = _mm256_max_ps(mk1, b);
+      mnan = _mm256_or_ps(mnan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+    }
   }
   const uint64_t *p = w[cur ^ 1];
   for (int q = 0; q < 16; q += 4) {
@@ -396,12 +496,23 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
     LLMK__ADD(t3, p[q + 3]);
   }
 #undef LLMK__ADD
-  llmk__tkp_mass_bins_scalar(skip(src, dt, i), dt, n - i, max, xmin, tab);
+  llmk__tkp_mass_bins_scalar(skip(src, dt, i), dt, n - i, max, xmin, tab, NULL);
+  if (SEL) rd->sel_kept = sel_end(&st, i, n, rd->sel_t, rd->sel_hi, mode, dt, &rd->sel_ng);
+  if (MX) {
+    uint32_t k = i ? key_of_max8(_mm256_max_ps(mk0, mk1), mnan) : 0;
+    uint32_t t = llmk__tkp_max_key_scalar(skip(rd->max_src, dt, i), dt, n - i);
+    rd->max_key = t > k ? t : k;
+  }
 }
 
 void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                              uint64_t *tab) {
-  BY_DTYPE(dt, mass_bins_t(src, n, max, xmin, tab, D); return)
+                              uint64_t *tab, llmk__tkp_rider *rd) {
+  bool sel = rd && rd->sel_src, mx = rd && rd->max_src;
+  BY_DTYPE(dt, if (sel && mx) mass_bins_t(src, n, max, xmin, tab, rd, D, true, true);
+           else if (sel) mass_bins_t(src, n, max, xmin, tab, rd, D, true, false);
+           else if (mx) mass_bins_t(src, n, max, xmin, tab, rd, D, false, true);
+           else mass_bins_t(src, n, max, xmin, tab, rd, D, false, false);
+           return)
 }
 
 const llmk__tkp_kernels llmk__tkp_kernels_avx2 = {.isa = LLMK_ISA_AVX2,

@@ -108,12 +108,17 @@ size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32
 }
 
 void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                                uint64_t *tab) {
+                                uint64_t *tab, llmk__tkp_rider *rd) {
   for (size_t i = 0; i < n; i++) {
     float x = at(src, dt, i);
     uint32_t e = llmk__tkp_bits(llmk__exp_nonpos(x - max));
     tab[(i & 3) * LLMK__TKP_MB_STRIDE + (size_t)llmk__tkp_ebin(e)] += x < xmin ? 0 : llmk__tkp_eval(e);
   }
+  if (rd && rd->sel_src)
+    rd->sel_kept = llmk__tkp_select_scalar(rd->sel_src, dt, n, rd->sel_t, rd->sel_hi, rd->sel_dst,
+                                           rd->sel_mode, rd->sel_idx0, rd->sel_okey, rd->sel_oidx,
+                                           rd->sel_cap, &rd->sel_ng);
+  if (rd && rd->max_src) rd->max_key = llmk__tkp_max_key_scalar(rd->max_src, dt, n);
 }
 
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,

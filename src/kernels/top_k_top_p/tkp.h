@@ -82,7 +82,23 @@ static inline int llmk__tkp_ebin_shift(int bin) {
   return s > 0 ? s : 0;
 }
 
-enum { LLMK__TKP_IN_PLACE = 1, LLMK__TKP_STREAM = 2 }; /* select modes */
+/* select modes: in place; streaming stores; the row has no NaN (values may be compared
+ * instead of keys) */
+enum { LLMK__TKP_IN_PLACE = 1, LLMK__TKP_STREAM = 2, LLMK__TKP_NO_NAN = 4 };
+
+/* Work that rides along a mass_bins pass (whose exp leaves the memory idle): a select()
+ * of another row (when sel_src is not NULL; results in sel_kept and sel_ng), and the
+ * largest key of a third one (when max_src is not NULL; result in max_key). */
+typedef struct llmk__tkp_rider {
+  const void *sel_src;
+  void *sel_dst;
+  uint32_t sel_t, sel_hi, sel_idx0;
+  int sel_mode;
+  uint32_t *sel_okey, *sel_oidx;
+  size_t sel_cap, sel_kept, sel_ng;
+  const void *max_src;
+  uint32_t max_key;
+} llmk__tkp_rider;
 
 /* The kernels read rows either as f32 arrays (x, keys) or as contiguous rows of the
  * logits' own dtype (src, dt: f32, f16 or bf16, widened exactly); keys are those of the
@@ -126,10 +142,10 @@ typedef struct llmk__tkp_kernels {
   /* For n values (no NaN, none above max): each entry with x >= xmin adds
    * llmk__tkp_eval(e) to its bin llmk__tkp_ebin(e), e = exp(x - max), in one of 4 tables
    * of LLMK__TKP_MBINS sums (tab[t * LLMK__TKP_MB_STRIDE + bin], any t: the sums are
-   * exact).
-   * n is at most LLMK__TKP_MB_MAX_N. */
+   * exact). n is at most LLMK__TKP_MB_MAX_N. With rd, the pass also does rd's work on
+   * other rows of n entries of the same dtype (the same results as apart). */
   void (*mass_bins)(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                    uint64_t *tab);
+                    uint64_t *tab, struct llmk__tkp_rider *rd);
 } llmk__tkp_kernels;
 
 extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
@@ -152,7 +168,7 @@ size_t llmk__tkp_count_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint3
 size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key,
                                 size_t nth);
 void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                                uint64_t *tab);
+                                uint64_t *tab, llmk__tkp_rider *rd);
 #if defined(LLMK_HAVE_AVX2) /* the AVX2 kernels that the AVX-512 table uses too */
 uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n);
 size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
@@ -164,7 +180,7 @@ size_t llmk__tkp_count_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_
 size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t key,
                               size_t nth);
 void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                              uint64_t *tab);
+                              uint64_t *tab, llmk__tkp_rider *rd);
 #endif
 #if defined(LLMK_HAVE_AVX512)
 extern const llmk__tkp_kernels llmk__tkp_kernels_avx512;
