@@ -219,12 +219,68 @@ static inline void put8(unsigned m, __m256i k, uint32_t i, uint32_t *okey, uint3
     }
 }
 
+/* 16-bit keys of f16 / bf16 bits, in the order of the 32-bit keys of the widened values
+ * (both formats are sign-magnitude): -0 as +0, every NaN on top. A 32-bit threshold
+ * becomes the first 16-bit key whose widened key reaches it (bisection over 2^16). */
+static inline __m256i keys16x16(__m256i h, const llmk_dtype dt) {
+  __m256i k = _mm256_xor_si256(h, _mm256_or_si256(_mm256_srai_epi16(h, 15), _mm256_set1_epi16((short)0x8000)));
+  k = _mm256_blendv_epi8(k, _mm256_set1_epi16((short)0x8000),
+                         _mm256_cmpeq_epi16(h, _mm256_set1_epi16((short)0x8000)));
+  __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
+                                   _mm256_set1_epi16(dt == LLMK_F16 ? 0x7c00 : 0x7f80));
+  return _mm256_or_si256(k, nan);
+}
+
+static uint32_t key32_of_key16(uint32_t k16, llmk_dtype dt) {
+  uint16_t h = (uint16_t)(k16 & 0x8000 ? k16 & 0x7fff : ~k16);
+  uint32_t k = llmk__key_of(dt == LLMK_F16 ? llmk__f16_to_f32(h) : llmk__bf16_to_f32(h));
+  return k == LLMK__KEY_NAN && !(k16 & 0x8000) ? 0 : k; /* negative NaNs' places: unused */
+}
+
+/* the smallest 16-bit key whose 32-bit key is >= t (0x10000: none) */
+static uint32_t key16_ge(uint32_t t, llmk_dtype dt) {
+  uint32_t lo = 0, hi = 0x10000;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (key32_of_key16(mid, dt) >= t) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* the 16-bit lanes of m (one bit pair per lane, from movemask_epi8) of the 16 entries h
+ * at i into okey (32-bit keys) / oidx, from *c (up to cap) */
+static inline void put16(unsigned m, __m256i h, uint32_t i, llmk_dtype dt, uint32_t *okey,
+                         uint32_t *oidx, size_t cap, size_t *c) {
+  uint16_t l[16];
+  _mm256_storeu_si256((void *)l, h);
+  for (; m; m &= m - 1, m &= m - 1, ++*c)
+    if (*c < cap) {
+      unsigned b = (unsigned)__builtin_ctz(m) / 2;
+      okey[*c] = llmk__key_of(dt == LLMK_F16 ? llmk__f16_to_f32(l[b]) : llmk__bf16_to_f32(l[b]));
+      if (oidx) oidx[*c] = i + b;
+    }
+}
+
 static inline __attribute__((always_inline)) size_t gather_t(const void *src, size_t n, uint32_t lo,
                                                             uint32_t hi, uint32_t idx0,
                                                             uint32_t *okey, uint32_t *oidx,
                                                             size_t cap, const llmk_dtype dt) {
   const __m256i vlo = _mm256_set1_epi32((int)lo), vhi = _mm256_set1_epi32((int)hi);
   size_t c = 0, i = 0;
+  if (dt != LLMK_F32) { /* on 16-bit keys */
+    uint32_t l16 = key16_ge(lo, dt), h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
+    if (l16 >= h16) i = n; /* none */
+    const __m256i vl = _mm256_set1_epi16((short)l16), vh = _mm256_set1_epi16((short)(h16 - 1));
+    for (; i + 16 <= n; i += 16) {
+      __m256i h = _mm256_loadu_si256((const void *)((const uint16_t *)src + i)), k = keys16x16(h, dt);
+      __m256i in = _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_max_epu16(k, vl), k),
+                                    _mm256_cmpeq_epi16(_mm256_min_epu16(k, vh), k));
+      unsigned m = (unsigned)_mm256_movemask_epi8(in);
+      if (m) put16(m, h, idx0 + (uint32_t)i, dt, okey, oidx, cap, &c); /* few hits */
+    }
+    if (l16 >= h16) return 0;
+  }
   for (; i + 8 <= n; i += 8) {
     __m256i k = keys8(_mm256_castps_si256(load8(src, i, dt)));
     unsigned m = in8(k, vlo, vhi);
@@ -246,18 +302,27 @@ typedef struct sel_state {
   void *dst;
   __m256i vt, vhi;
   __m256 ft, fhi; /* without NaN: the thresholds as values */
-  bool win, in_place, stream, fl;
+  __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
+  bool win, in_place, stream, fl, none;
   uint32_t idx0, *okey, *oidx;
   size_t cap, kept, c;
 } sel_state;
 
 static inline sel_state sel_begin(const void *src, void *dst, uint32_t t, uint32_t hi, int mode,
-                                  uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap) {
+                                  uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap,
+                                  llmk_dtype dt) {
   sel_state st = {.src = src, .dst = dst, .vt = _mm256_set1_epi32((int)t),
                   .vhi = _mm256_set1_epi32((int)hi), .win = hi >= t,
                   .in_place = mode & LLMK__TKP_IN_PLACE, .idx0 = idx0, .okey = okey, .oidx = oidx,
                   .cap = cap};
   st.stream = (mode & LLMK__TKP_STREAM) && !st.in_place;
+  if (dt != LLMK_F32) {
+    uint32_t t16 = key16_ge(t, dt), h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
+    st.none = t16 > 0xffff; /* nothing kept */
+    st.win = st.win && h16 > t16;
+    st.t16 = _mm256_set1_epi16((short)(st.none ? 0xffff : t16));
+    st.hi16 = _mm256_set1_epi16((short)(h16 - 1));
+  }
   st.fl = (mode & LLMK__TKP_NO_NAN) && t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
   st.ft = _mm256_set1_ps(st.fl ? llmk__value_of_key(t) : 0.0f);
   st.fhi = _mm256_set1_ps(st.fl && hi >= LLMK__KEY_NINF && hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi)
@@ -305,36 +370,17 @@ static inline __attribute__((always_inline)) void sel_block16(sel_state *st, siz
     const __m256i ninf = _mm256_set1_epi16((short)(dt == LLMK_BF16 ? 0xff80 : 0xfc00));
     const uint16_t *s = st->src;
     uint16_t *d = st->dst;
-    __m256 f0 = load8(s, i, dt), f1 = load8(s, i + 8, dt);
-    __m256i m0, m1;
-    if (st->fl) {
-      m0 = _mm256_castps_si256(_mm256_cmp_ps(f0, st->ft, _CMP_GE_OQ));
-      m1 = _mm256_castps_si256(_mm256_cmp_ps(f1, st->ft, _CMP_GE_OQ));
-    } else {
-      __m256i k0 = keys8(_mm256_castps_si256(f0)), k1 = keys8(_mm256_castps_si256(f1));
-      m0 = _mm256_cmpeq_epi32(_mm256_max_epu32(k0, st->vt), k0);
-      m1 = _mm256_cmpeq_epi32(_mm256_max_epu32(k1, st->vt), k1);
-    }
-    /* 32-bit masks to 16-bit lanes in order */
-    __m256i keep = _mm256_permute4x64_epi64(_mm256_packs_epi32(m0, m1), 0xd8);
+    __m256i h = _mm256_loadu_si256((const void *)(s + i)), k = keys16x16(h, dt);
+    __m256i keep = _mm256_cmpeq_epi16(_mm256_max_epu16(k, st->t16), k);
+    if (st->none) keep = _mm256_setzero_si256();
     unsigned m = (unsigned)_mm256_movemask_epi8(keep);
     st->kept += (size_t)__builtin_popcount(m) / 2;
     if (st->win && m) {
-      unsigned w0, w1;
-      if (st->fl) {
-        w0 = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m0)) &
-             (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f0, st->fhi, _CMP_LE_OQ));
-        w1 = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m1)) &
-             (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f1, st->fhi, _CMP_LE_OQ));
-      } else {
-        w0 = in8(keys8(_mm256_castps_si256(f0)), st->vt, st->vhi);
-        w1 = in8(keys8(_mm256_castps_si256(f1)), st->vt, st->vhi);
-      }
-      if (w0) put8(w0, keys8(_mm256_castps_si256(f0)), st->idx0 + (uint32_t)i, st->okey, st->oidx, st->cap, &st->c);
-      if (w1) put8(w1, keys8(_mm256_castps_si256(f1)), st->idx0 + (uint32_t)i + 8, st->okey, st->oidx, st->cap, &st->c);
+      unsigned w = m & (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_min_epu16(k, st->hi16), k));
+      if (w) put16(w, h, st->idx0 + (uint32_t)i, dt, st->okey, st->oidx, st->cap, &st->c);
     }
     if (st->in_place && m == 0xffffffffu) return;
-    __m256i v = _mm256_blendv_epi8(ninf, _mm256_loadu_si256((const void *)(s + i)), keep);
+    __m256i v = _mm256_blendv_epi8(ninf, h, keep);
     if (st->stream) _mm256_stream_si256((void *)(d + i), v);
     else _mm256_storeu_si256((void *)(d + i), v);
   }
@@ -367,7 +413,7 @@ static inline __attribute__((always_inline)) size_t select_t(const void *src, si
   size_t c0 = 0, k0 = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey, oidx, cap, &c0);
   sel_state st = sel_begin(skip(src, dt, i), (char *)dst + i * esz, t, hi, mode, idx0 + (uint32_t)i,
                            okey + (c0 < cap ? c0 : cap), oidx ? oidx + (c0 < cap ? c0 : cap) : NULL,
-                           c0 < cap ? cap - c0 : 0);
+                           c0 < cap ? cap - c0 : 0, dt);
   size_t j = 0;
   for (; j + 16 <= n - i; j += 16) sel_block16(&st, j, dt);
   size_t kept = sel_end(&st, j, n - i, t, hi, mode, dt, ng);
@@ -458,7 +504,7 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
     mode = rd->sel_mode;
     if ((uintptr_t)rd->sel_dst % 32) mode &= ~LLMK__TKP_STREAM;
     st = sel_begin(rd->sel_src, rd->sel_dst, rd->sel_t, rd->sel_hi, mode, rd->sel_idx0,
-                   rd->sel_okey, rd->sel_oidx, rd->sel_cap);
+                   rd->sel_okey, rd->sel_oidx, rd->sel_cap, dt);
   }
   __m256 mk0 = _mm256_set1_ps(-__builtin_inff()), mk1 = mk0, mnan = _mm256_setzero_ps();
   size_t i = 0;
