@@ -486,11 +486,22 @@ static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
   _mm256_storeu_si256((void *)(w + 4), _mm256_unpackhi_epi32(b, m));
 }
 
+/* mass_words8 for e >= 2^-40 (bins above 0, no shift) and no lane excluded */
+static inline void mass_words8_big(__m256 e, uint64_t *w) {
+  __m256i u = _mm256_castps_si256(e);
+  __m256i b = _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 17), _mm256_set1_epi32(~7)),
+                               _mm256_set1_epi32(512 * 8));
+  __m256i m = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffff)),
+                              _mm256_set1_epi32(0x800000));
+  _mm256_storeu_si256((void *)w, _mm256_unpacklo_epi32(b, m));
+  _mm256_storeu_si256((void *)(w + 4), _mm256_unpackhi_epi32(b, m));
+}
+
 static inline __attribute__((always_inline)) void mass_bins_t(const void *src, size_t n, float max,
                                                              float xmin, uint64_t *tab,
                                                              llmk__tkp_rider *rd,
                                                              const llmk_dtype dt, const bool SEL,
-                                                             const bool MX) {
+                                                             const bool MX, const bool XMIN) {
   /* AVX2 has no scatter: the adds go one entry at a time, word j to table j % 4 (so that
    * neighbours in one bin do not wait for each other), and those of the previous 16
    * entries while the next 16 are computed */
@@ -512,7 +523,10 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
   for (; i + 16 <= n; i += 16, cur ^= 1) {
     __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
     __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
-    if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_min_ps(d0, d1), _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
+    __m256 mn = _mm256_min_ps(d0, d1);
+    /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
+    bool big = _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
+    if (big || _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
       e0 = llmk__avx2_exp_nonpos_ge69(d0);
       e1 = llmk__avx2_exp_nonpos_ge69(d1);
     } else
@@ -524,8 +538,13 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
       LLMK__ADD(t2, p[q + 2]);
       LLMK__ADD(t3, p[q + 3]);
     }
-    mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
-    mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
+    if (big && !XMIN) {
+      mass_words8_big(e0, w[cur]);
+      mass_words8_big(e1, w[cur] + 8);
+    } else {
+      mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
+      mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
+    }
     if (SEL) sel_block16(&st, i, dt);
     if (MX) {
       __m256 a = load8(rd->max_src, i, dt), b = load8(rd->max_src, i + 8, dt);
@@ -554,10 +573,12 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
 void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
                               uint64_t *tab, llmk__tkp_rider *rd) {
   bool sel = rd && rd->sel_src, mx = rd && rd->max_src;
-  BY_DTYPE(dt, if (sel && mx) mass_bins_t(src, n, max, xmin, tab, rd, D, true, true);
-           else if (sel) mass_bins_t(src, n, max, xmin, tab, rd, D, true, false);
-           else if (mx) mass_bins_t(src, n, max, xmin, tab, rd, D, false, true);
-           else mass_bins_t(src, n, max, xmin, tab, rd, D, false, false);
+  if (xmin > -__builtin_inff()) /* top-k's threshold: no riders here */
+    BY_DTYPE(dt, mass_bins_t(src, n, max, xmin, tab, rd, D, sel, mx, true); return)
+  BY_DTYPE(dt, if (sel && mx) mass_bins_t(src, n, max, xmin, tab, rd, D, true, true, false);
+           else if (sel) mass_bins_t(src, n, max, xmin, tab, rd, D, true, false, false);
+           else if (mx) mass_bins_t(src, n, max, xmin, tab, rd, D, false, true, false);
+           else mass_bins_t(src, n, max, xmin, tab, rd, D, false, false, false);
            return)
 }
 
