@@ -6,18 +6,19 @@
  * counts, masses being exp(x - max) in exact 64-bit fixed point. The boundary is a value
  * v and a count c: entries below v are masked, and so are the c lowest-index entries
  * equal to v, which is what the stable ascending sort of the reference does. */
+#include "llmk/top_k_top_p.h"
+
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "kernels/convert/convert-elem.h"
 #include "dispatch/dispatch.h"
+#include "kernels/convert/convert-elem.h"
 #include "kernels/top_k_top_p/tkp.h"
-#include "llmk/top_k_top_p.h"
 
 #define TRY(expr)                        \
   do {                                   \
@@ -246,14 +247,16 @@ static inline const void *src_at(const rowctx *rc, int64_t i) {
 
 static void count_eq_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
-  j->i64[part] = (int64_t)j->pl->kern->count_eq(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->key);
+  j->i64[part] = (int64_t)j->pl->kern->count_eq(src_at(j->rc, a), j->rc->dt,
+                                                (size_t)(b - a), j->key);
 }
 
 static void gather_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
   const scratch *ps = part_scratch(j, part);
-  j->i64[part] = (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->key,
-                                              UINT32_MAX, (uint32_t)a, ps->sk, ps->cidx, CAND_CAP);
+  j->i64[part] =
+      (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->key,
+                                   UINT32_MAX, (uint32_t)a, ps->sk, ps->cidx, CAND_CAP);
 }
 
 static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
@@ -277,12 +280,14 @@ static void need_keys(const tkp_plan *pl, const team *tm, const scratch *s, rowc
   rc->have_keys = rc->have_max = true;
 }
 
-static uint32_t row_max_key(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc) {
+static uint32_t row_max_key(const tkp_plan *pl, const team *tm, const scratch *s,
+                            rowctx *rc) {
   if (!rc->have_max) {
     step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc};
     team_run(tm, pl->V, max_key_part, &j);
     rc->max_key = 0;
-    for (int p = 0; p < team_parts(tm); p++) rc->max_key = j.u32[p] > rc->max_key ? j.u32[p] : rc->max_key;
+    for (int p = 0; p < team_parts(tm); p++)
+      rc->max_key = j.u32[p] > rc->max_key ? j.u32[p] : rc->max_key;
     rc->have_max = true;
   }
   return rc->max_key;
@@ -300,8 +305,8 @@ static int64_t team_count_eq(const tkp_plan *pl, const team *tm, const scratch *
 /* The per-part gathers of a team (keys in ps[p].sk, indices in ps[p].cidx) one after the
  * other into okey / oidx, given their counts; returns their total (nothing is copied when
  * it is over cap). oidx may be ps[0].cidx. */
-static int64_t join_parts(const team *tm, const int64_t *ng, uint32_t *okey, uint32_t *oidx,
-                          int64_t cap) {
+static int64_t join_parts(const team *tm, const int64_t *ng, uint32_t *okey,
+                          uint32_t *oidx, int64_t cap) {
   int64_t total = 0;
   for (int p = 0; p < team_parts(tm); p++) total += ng[p];
   if (!tm || total > cap) return total;
@@ -316,11 +321,11 @@ static int64_t join_parts(const team *tm, const int64_t *ng, uint32_t *okey, uin
 
 /* The keys >= t of the row, in order, into okey and their indices into oidx (up to cap);
  * returns how many there are. okey is not s->sk (the parts' temporaries). */
-static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc, uint32_t t,
-                              uint32_t *okey, uint32_t *oidx, int64_t cap) {
+static int64_t team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc,
+                              uint32_t t, uint32_t *okey, uint32_t *oidx, int64_t cap) {
   if (team_parts(tm) <= 1)
-    return (int64_t)pl->kern->gather(rc->src, rc->dt, (size_t)pl->V, t, UINT32_MAX, 0, okey, oidx,
-                                     (size_t)cap);
+    return (int64_t)pl->kern->gather(rc->src, rc->dt, (size_t)pl->V, t, UINT32_MAX, 0,
+                                     okey, oidx, (size_t)cap);
   step_job j = {.pl = pl, .ps = tm->ps, .rc = rc, .key = t};
   team_run(tm, pl->V, gather_part, &j);
   return join_parts(tm, j.i64, okey, oidx, cap);
@@ -387,7 +392,8 @@ static uint32_t select_kth(const uint32_t *keys, int64_t n, int64_t k, uint32_t 
     uint32_t v = keys[i];
     int64_t j;
     if (i < k) { /* sift up */
-      for (j = i; j > 0 && heap[(j - 1) / 2] > v; j = (j - 1) / 2) heap[j] = heap[(j - 1) / 2];
+      for (j = i; j > 0 && heap[(j - 1) / 2] > v; j = (j - 1) / 2)
+        heap[j] = heap[(j - 1) / 2];
     } else if (v > heap[0]) { /* replace the smallest, sift down */
       for (j = 0;;) {
         int64_t c = 2 * j + 1;
@@ -414,7 +420,9 @@ static uint32_t select_kth(const uint32_t *keys, int64_t n, int64_t k, uint32_t 
 enum { RUN = 32, RUNS = 32 }; /* the pivot's sample: runs of consecutive entries */
 
 /* about 1/32 of the row, at most RUNS runs */
-static int64_t sample_runs(int64_t V) { return V / (32 * RUN) < RUNS ? V / (32 * RUN) : RUNS; }
+static int64_t sample_runs(int64_t V) {
+  return V / (32 * RUN) < RUNS ? V / (32 * RUN) : RUNS;
+}
 
 static inline int64_t sample_run_at(int64_t V, int64_t runs, int64_t r) {
   return (V - RUN) * r / (runs - 1);
@@ -432,7 +440,8 @@ static void prefetch_sample(const vec *v, int64_t r, int64_t V) {
       __builtin_prefetch(base + (size_t)(sample_run_at(V, runs, q) + j) * esz);
 }
 
-static bool pivot_tau(const scratch *s, const rowctx *rc, int64_t V, int64_t k, uint32_t *tau) {
+static bool pivot_tau(const scratch *s, const rowctx *rc, int64_t V, int64_t k,
+                      uint32_t *tau) {
   int64_t runs = sample_runs(V), ns = 0;
   if (k > (CAND_CAP - 1) / 4 || runs < 8 || V > UINT32_MAX) return false;
   for (int64_t r = 0; r < runs; r++)
@@ -533,8 +542,8 @@ static u128 scaled_target(float thr, u128 Z) {
  * masses summed until the sum passes target (or, with thr > 0, floor(thr * the total
  * mass of below and these)). Values go to s->bx, masses to s->cmass. */
 static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_t *keys,
-                             int64_t n, float max, uint32_t max_key, u128 target, u128 below,
-                             float thr, uint32_t *pa, uint32_t *pb) {
+                             int64_t n, float max, uint32_t max_key, u128 target,
+                             u128 below, float thr, uint32_t *pa, uint32_t *pb) {
   int64_t n_max = 0;
   uint32_t kmin = UINT32_MAX, kmax = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -550,9 +559,11 @@ static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_
   if (thr > 0.0f) target = scaled_target(thr, below + ((u128)th << 32) + tl);
   for (uint32_t sh = 0; n > 1 && sh < 32 && (uint64_t)(kmax - kmin) >> sh; sh += 11) {
     memset(s->count, 0, (HBINS + 1) * 4);
-    for (int64_t i = 0; i < n; i++) s->count[((keys[i] - kmin) >> sh & (HBINS - 1)) + 1]++;
+    for (int64_t i = 0; i < n; i++)
+      s->count[((keys[i] - kmin) >> sh & (HBINS - 1)) + 1]++;
     for (int d = 1; d <= HBINS; d++) s->count[d] += s->count[d - 1];
-    for (int64_t i = 0; i < n; i++) pb[s->count[(keys[pa[i]] - kmin) >> sh & (HBINS - 1)]++] = pa[i];
+    for (int64_t i = 0; i < n; i++)
+      pb[s->count[(keys[pa[i]] - kmin) >> sh & (HBINS - 1)]++] = pa[i];
     uint32_t *t = pa;
     pa = pb;
     pb = t;
@@ -574,7 +585,6 @@ static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_
   }
   return b;
 }
-
 
 /* The top-p boundary for threshold thr = 1 - p. A first level bins entries linearly by
  * value over [max - 104, max] (below that exp is 0): unlike key digits, which crowd most
@@ -711,7 +721,8 @@ typedef struct row_result {
  * while writing the row. Entries below min_key (top-k) have no mass. Returns false,
  * having decided nothing, for rows too long for 32-bit indices. */
 enum { MB = LLMK__TKP_MBINS };
-_Static_assert(4 * LLMK__TKP_MB_STRIDE * 8 <= 2 * (HBINS + 1) * 8, "the mass-bin tables fit in mlo + mhi");
+_Static_assert(4 * LLMK__TKP_MB_STRIDE * 8 <= 2 * (HBINS + 1) * 8,
+               "the mass-bin tables fit in mlo + mhi");
 
 typedef struct mbin_job {
   const tkp_plan *pl;
@@ -724,8 +735,8 @@ static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
   mbin_job *j = arg;
   uint64_t *tab = j->ps[part].mlo; /* 4 tables over mlo and mhi */
   memset(tab, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *tab);
-  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin, tab,
-                         NULL);
+  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin,
+                         tab, NULL);
 }
 /* The mass bin of an entry of key k (not NaN) when the largest is max */
 static int mass_bin_of_key(uint32_t k, float max) {
@@ -738,17 +749,19 @@ static uint32_t first_key_of_bin(int bin, float max, uint32_t max_key) {
   uint32_t lo = LLMK__KEY_NINF, hi = max_key;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (mass_bin_of_key(mid, max) >= bin) hi = mid;
-    else lo = mid + 1;
+    if (mass_bin_of_key(mid, max) >= bin)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
 
-/* From the mass-bin tables of the team's parts (ps[p].mlo): the boundary when p == 0, else
- * the pending window of r (see top_p_bins). */
-static void bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
-                           float max, uint32_t min_key, uint32_t max_key, float thr,
-                           row_result *r) {
+/* From the mass-bin tables of the team's parts (ps[p].mlo): the boundary when p == 0,
+ * else the pending window of r (see top_p_bins). */
+static void bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s,
+                           const rowctx *rc, float max, uint32_t min_key,
+                           uint32_t max_key, float thr, row_result *r) {
   const scratch *ps = tm ? tm->ps : s;
   u128 bins[MB], Z = 0;
   for (int d = 0; d < MB; d++) {
@@ -776,11 +789,14 @@ static void bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s,
   r->target = target;
 }
 
-static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc,
-                       int64_t V, float max, uint32_t min_key, uint32_t max_key, float thr,
-                       row_result *r) {
+static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s,
+                       const rowctx *rc, int64_t V, float max, uint32_t min_key,
+                       uint32_t max_key, float thr, row_result *r) {
   if ((uint64_t)V > LLMK__TKP_MB_MAX_N) return false;
-  mbin_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .max = max,
+  mbin_job j = {.pl = pl,
+                .ps = tm ? tm->ps : s,
+                .rc = rc,
+                .max = max,
                 .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY};
   team_run(tm, V, mass_bins_part, &j);
   bins_to_window(pl, tm, s, rc, max, min_key, max_key, thr, r);
@@ -791,15 +807,16 @@ static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, con
 static void find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V, row_result *r) {
   r->tie_cut = 0;
   if (!r->have_p || r->pb.masked_in_group <= 0) return;
-  size_t j = pl->kern->find_eq(rc->src, rc->dt, (size_t)V, r->pb.key, (size_t)r->pb.masked_in_group);
+  size_t j = pl->kern->find_eq(rc->src, rc->dt, (size_t)V, r->pb.key,
+                               (size_t)r->pb.masked_in_group);
   if (j < (size_t)V) r->tie_cut = (int64_t)j + 1;
 }
 
 /* Filters row rc; the decisions go to r. */
 /* The index after the c-th (1-based) entry of key `key` among n gathered ones (keys,
  * indices, in index order), or 0 when there are fewer. */
-static int64_t cut_after(const uint32_t *keys, const uint32_t *idx, int64_t n, uint32_t key,
-                         int64_t c) {
+static int64_t cut_after(const uint32_t *keys, const uint32_t *idx, int64_t n,
+                         uint32_t key, int64_t c) {
   for (int64_t i = 0, seen = 0; i < n && c > 0; i++)
     if (keys[i] == key && ++seen == c) return (int64_t)idx[i] + 1;
   return 0;
@@ -809,9 +826,9 @@ static int64_t cut_after(const uint32_t *keys, const uint32_t *idx, int64_t n, u
  * candidates of the pivot (keys >= its threshold, in s->ckey / s->cidx), -1 when there
  * are none; on return r->ncand >= 0 when s->ckey / s->cidx hold every entry that top-k
  * keeps (the pivot's candidates, or those gathered here). */
-static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc, int64_t V,
-                       bool has_k, int64_t k, bool has_p, float p, bool has_minp, float min_p,
-                       int64_t ncand, row_result *r) {
+static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc,
+                       int64_t V, bool has_k, int64_t k, bool has_p, float p,
+                       bool has_minp, float min_p, int64_t ncand, row_result *r) {
   bool topk = has_k && k >= 1 && k <= V - 1;
   memset(r, 0, sizeof *r);
   r->ncand = -1;
@@ -819,7 +836,8 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, row
   if (topk && ncand >= k && ncand <= CAND_CAP) {
     t = select_kth(s->ckey, ncand, k, s->sk);
     rc->max_key = 0; /* the largest is among them */
-    for (int64_t i = 0; i < ncand; i++) rc->max_key = s->ckey[i] > rc->max_key ? s->ckey[i] : rc->max_key;
+    for (int64_t i = 0; i < ncand; i++)
+      rc->max_key = s->ckey[i] > rc->max_key ? s->ckey[i] : rc->max_key;
     rc->have_max = true;
     r->ncand = ncand;
   } else if (topk) {
@@ -870,14 +888,16 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, row
           if (s->ckey[i] >= min_key) s->sk[n++] = s->ckey[i];
         r->pb = top_p_sorted(pl, s, s->sk, n, r->max, max_key, 0, 0, thr,
                              (uint32_t *)(void *)s->sx, s->bk);
-        r->tie_cut = cut_after(s->ckey, s->cidx, r->ncand, r->pb.key, r->pb.masked_in_group);
+        r->tie_cut =
+            cut_after(s->ckey, s->cidx, r->ncand, r->pb.key, r->pb.masked_in_group);
         if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
         return;
       }
       if (!top_p_bins(pl, tm, s, rc, V, r->max, min_key, max_key, thr, r)) {
         need_keys(pl, tm, s, rc);
         int64_t n_max = team_count_eq(pl, tm, s, rc, max_key);
-        r->pb = top_p_search(pl, tm, s, s->row, s->keys, V, r->max, min_key, max_key, n_max, thr);
+        r->pb = top_p_search(pl, tm, s, s->row, s->keys, V, r->max, min_key, max_key,
+                             n_max, thr);
       }
     }
   }
@@ -925,7 +945,7 @@ typedef struct write_job {
   const char *src;
   char *dst;
   bool in_place;
-  int mode; /* of select */
+  int mode;       /* of select */
   uint32_t t, hi; /* select: keep keys >= t; gather those <= hi too */
   int64_t kept[MAX_PARTS], ng[MAX_PARTS];
   uint32_t *wkey, *widx; /* no team: gathers go straight here */
@@ -944,15 +964,16 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
   if (pl->logits.s1 == 1 && pl->out.s1 == 1 && rr->min_e == 0.0f) {
     const scratch *ps = &j->ps[part];
     size_t ng = 0;
-    kept = (int64_t)pl->kern->select(j->src + (size_t)a * esz, pl->logits.dtype, (size_t)(b - a),
-                                     j->t, j->hi, j->dst + (size_t)a * esz, j->mode,
-                                     (uint32_t)a, j->wkey ? j->wkey : ps->sk,
-                                     j->widx ? j->widx : ps->cidx, CAND_CAP, &ng);
+    kept = (int64_t)pl->kern->select(
+        j->src + (size_t)a * esz, pl->logits.dtype, (size_t)(b - a), j->t, j->hi,
+        j->dst + (size_t)a * esz, j->mode, (uint32_t)a, j->wkey ? j->wkey : ps->sk,
+        j->widx ? j->widx : ps->cidx, CAND_CAP, &ng);
     j->ng[part] = (int64_t)ng;
   } else { /* the caller made the f32 row and its keys */
     for (int64_t i = a; i < b; i++) {
-      bool keep = j->s->keys[i] >= j->t &&
-                  !(rr->min_e > 0.0f && llmk__exp_nonpos(j->s->row[i] - rr->max) < rr->min_e);
+      bool keep =
+          j->s->keys[i] >= j->t &&
+          !(rr->min_e > 0.0f && llmk__exp_nonpos(j->s->row[i] - rr->max) < rr->min_e);
       if (keep) {
         kept++;
         if (!j->in_place) memcpy(j->dst + (size_t)i * dstep, j->src + (size_t)i * sstep, esz);
@@ -977,16 +998,17 @@ typedef struct window_job {
 static void window_part(void *arg, int part, int64_t a, int64_t b) {
   window_job *j = arg;
   const scratch *ps = &j->ps[part];
-  j->ng[part] = (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->lo,
-                                             j->hi, (uint32_t)a, j->wkey ? j->wkey : ps->sk,
-                                             j->widx ? j->widx : ps->cidx, CAND_CAP);
+  j->ng[part] = (int64_t)j->pl->kern->gather(
+      src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->lo, j->hi, (uint32_t)a,
+      j->wkey ? j->wkey : ps->sk, j->widx ? j->widx : ps->cidx, CAND_CAP);
 }
 
 /* The entries of the pending window of r, keys into s->bk and indices into widx; returns
  * how many there are (gathered only up to CAND_CAP). */
 static int64_t gather_window(const tkp_plan *pl, const team *tm, const scratch *s,
                              const rowctx *rc, const row_result *r, uint32_t *widx) {
-  window_job gj = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .lo = r->win_lo, .hi = r->win_hi};
+  window_job gj = {
+      .pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .lo = r->win_lo, .hi = r->win_hi};
   if (!tm) {
     gj.wkey = s->bk;
     gj.widx = widx;
@@ -998,21 +1020,22 @@ static int64_t gather_window(const tkp_plan *pl, const team *tm, const scratch *
 /* The pending top-p boundary of r among the n entries of its window (keys in s->bk,
  * indices in widx, in index order), or, when they were too many to gather (n over
  * CAND_CAP), among the whole row's entries in the window. Sets r->pb and r->tie_cut. */
-static void resolve_window(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc,
-                           row_result *r, const uint32_t *widx, int64_t n) {
+static void resolve_window(const tkp_plan *pl, const team *tm, const scratch *s,
+                           rowctx *rc, row_result *r, const uint32_t *widx, int64_t n) {
   uint32_t max_key = rc->max_key;
   r->pending = false;
   if (n <= CAND_CAP) {
-    r->pb = top_p_sorted(pl, s, s->bk, n, r->max, max_key, r->target, r->below, 0.0f, s->sk,
-                         (uint32_t *)(void *)s->sx);
+    r->pb = top_p_sorted(pl, s, s->bk, n, r->max, max_key, r->target, r->below, 0.0f,
+                         s->sk, (uint32_t *)(void *)s->sx);
     r->tie_cut = 0;
     for (int64_t i = 0, c = 0; i < n && c < r->pb.masked_in_group; i++)
-      if (s->bk[i] == r->pb.key && ++c == r->pb.masked_in_group) r->tie_cut = (int64_t)widx[i] + 1;
+      if (s->bk[i] == r->pb.key && ++c == r->pb.masked_in_group)
+        r->tie_cut = (int64_t)widx[i] + 1;
   } else {
     need_keys(pl, tm, s, rc);
     int64_t n_max = team_count_eq(pl, tm, s, rc, max_key);
-    r->pb = top_p_boundary(pl, s, s->row, s->keys, pl->V, r->max, r->win_lo, max_key, n_max,
-                           r->target, r->below);
+    r->pb = top_p_boundary(pl, s, s->row, s->keys, pl->V, r->max, r->win_lo, max_key,
+                           n_max, r->target, r->below);
     find_tie_cut(pl, rc, pl->V, r);
   }
 }
@@ -1040,8 +1063,12 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
   int64_t k = has_k ? get_i(&pl->k, r) : 0;
   float min_p = has_m ? get_f(&pl->min_p, r) : 0;
-  write_job wj = {.pl = pl, .s = s, .ps = tm ? tm->ps : s, .rc = &rc,
-                  .src = elem(&pl->logits, r, 0), .dst = (char *)elem(&pl->out, r, 0)};
+  write_job wj = {.pl = pl,
+                  .s = s,
+                  .ps = tm ? tm->ps : s,
+                  .rc = &rc,
+                  .src = elem(&pl->logits, r, 0),
+                  .dst = (char *)elem(&pl->out, r, 0)};
   wj.in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                 pl->out.s1 == pl->logits.s1;
   wj.mode = wj.in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0;
@@ -1067,8 +1094,8 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
       ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
     }
   }
-  filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m, min_p,
-             ncand, &rr);
+  filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m,
+             min_p, ncand, &rr);
   const uint32_t *lk = NULL, *li = NULL;
   int64_t n = 0;
   if (written && ncand >= k && ncand <= CAND_CAP) { /* the candidates, all >= tau */
@@ -1082,7 +1109,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   if (!select) need_keys(pl, tm, s, &rc);
   if (rr.pending) { /* the top-p boundary lies in a window of keys: gather it */
     int64_t nwin;
-    if (select) { /* while writing the row, keeping it whole */
+    if (select) {                  /* while writing the row, keeping it whole */
       wj.mode |= LLMK__TKP_NO_NAN; /* the largest is finite */
       wj.t = tw = rr.win_lo;
       wj.hi = rr.win_hi;
@@ -1135,7 +1162,8 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
     }
   } else {
     for (int64_t j = 0; j < rr.tie_cut; j++) {
-      j += (int64_t)pl->kern->find_eq(src_at(&rc, j), rc.dt, (size_t)(rr.tie_cut - j), rr.pb.key, 1);
+      j += (int64_t)pl->kern->find_eq(src_at(&rc, j), rc.dt, (size_t)(rr.tie_cut - j),
+                                      rr.pb.key, 1);
       if (j >= rr.tie_cut) break;
       store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
       kept -= group_kept;
@@ -1215,7 +1243,11 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
     for (int p = 0; p < team_parts(tm); p++) ymax = sj.u32[p] > ymax ? sj.u32[p] : ymax;
     bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
     row_result rr;
-    rowctx rc = {.src = s->row, .dt = LLMK_F32, .esz = 4, .have_keys = true, .have_max = true,
+    rowctx rc = {.src = s->row,
+                 .dt = LLMK_F32,
+                 .esz = 4,
+                 .have_keys = true,
+                 .have_max = true,
                  .max_key = ymax};
     int64_t k = has_k ? get_i(&pl->k, r) : 0, ncand = -1;
     uint32_t tau;
@@ -1224,7 +1256,8 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
     filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m,
                has_m ? get_f(&pl->min_p, r) : 0, ncand, &rr);
     if (rr.pending)
-      resolve_window(pl, tm, s, &rc, &rr, s->cidx, gather_window(pl, tm, s, &rc, &rr, s->cidx));
+      resolve_window(pl, tm, s, &rc, &rr, s->cidx,
+                     gather_window(pl, tm, s, &rc, &rr, s->cidx));
     race_job rj = {.pl = pl, .s = s, .rr = &rr, .seed = (uint64_t)get_i(&pl->seed, r),
                    .offset = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0};
     team_run(tm, V, race_part, &rj);
@@ -1386,7 +1419,8 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED) w = cpus; /* room to split rows */
   pl.workers = (int)(w < 1 ? 1 : w);
   pl.worker_bytes = worker_bytes(V);
-  pl.stream = (double)B * (double)V * (double)llmk_dtype_size(dt) >= (double)last_cache_bytes() / 2;
+  pl.stream = (double)B * (double)V * (double)llmk_dtype_size(dt) >=
+              (double)last_cache_bytes() / 2;
   pl.kern = llmk__tkp_kernels_for(llmk_get_isa());
   pl.cvt = llmk__convert_kernels_for(llmk_get_isa());
   size_t ws = B * V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
@@ -1522,7 +1556,10 @@ static prow pipe_start(const tkp_plan *pl, int64_t r) {
   q.dst = (char *)elem(&pl->out, r, 0);
   bool in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                   pl->out.s1 == pl->logits.s1;
-  q.mode = (in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0) | LLMK__TKP_NO_NAN;
+  q.mode = (in_place     ? LLMK__TKP_IN_PLACE
+            : pl->stream ? LLMK__TKP_STREAM
+                         : 0) |
+           LLMK__TKP_NO_NAN;
   return q;
 }
 
@@ -1530,11 +1567,12 @@ static prow pipe_start(const tkp_plan *pl, int64_t r) {
  * (found by find_eq); its count */
 static void pipe_write_plain(const tkp_plan *pl, const scratch *s, prow *q) {
   size_t g;
-  int64_t kept = (int64_t)pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.pb.key, 0,
-                                           q->dst, q->mode, 0, s->bk, s->cidx, 0, &g);
+  int64_t kept =
+      (int64_t)pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.pb.key, 0,
+                                q->dst, q->mode, 0, s->bk, s->cidx, 0, &g);
   for (int64_t j = 0; j < q->rr.tie_cut; j++) {
-    j += (int64_t)pl->kern->find_eq(src_at(&q->rc, j), q->rc.dt, (size_t)(q->rr.tie_cut - j),
-                                    q->rr.pb.key, 1);
+    j += (int64_t)pl->kern->find_eq(src_at(&q->rc, j), q->rc.dt,
+                                    (size_t)(q->rr.tie_cut - j), q->rr.pb.key, 1);
     if (j >= q->rr.tie_cut) break;
     store_neg_inf(q->dst + (size_t)j * q->rc.esz, q->rc.dt);
     kept--;
@@ -1545,7 +1583,8 @@ static void pipe_write_plain(const tkp_plan *pl, const scratch *s, prow *q) {
 /* q's row has been written keeping its whole window (kept_w entries kept, its ng window
  * entries gathered into s->bk / s->cidx): its boundary, then the masks that the write
  * left out, and its count. */
-static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t kept_w, size_t ng) {
+static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t kept_w,
+                        size_t ng) {
   scratch local = *s0, *s = &local;
   if (q->rc.dt == LLMK_F32) local.row = (float *)(void *)elem(&pl->logits, q->r, 0);
   resolve_window(pl, NULL, s, &q->rc, &q->rr, s->cidx, (int64_t)ng);
@@ -1566,8 +1605,9 @@ static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t k
 
 static void pipe_flush(const tkp_plan *pl, const scratch *s, prow *q) {
   size_t ng;
-  size_t kept = pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.win_lo, q->rr.win_hi,
-                                 q->dst, q->mode, 0, s->bk, s->cidx, CAND_CAP, &ng);
+  size_t kept =
+      pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.win_lo, q->rr.win_hi,
+                       q->dst, q->mode, 0, s->bk, s->cidx, CAND_CAP, &ng);
   pipe_finish(pl, s, q, kept, ng);
 }
 
@@ -1592,7 +1632,9 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
     uint32_t max_key = 0;
     bool piped = pipe_row(pl, r, &thr);
     if (piped) {
-      max_key = nmax_row == r ? nmax : pl->kern->max_key(elem(&pl->logits, r, 0), pl->logits.dtype, (size_t)V);
+      max_key = nmax_row == r ? nmax
+                              : pl->kern->max_key(elem(&pl->logits, r, 0),
+                                                  pl->logits.dtype, (size_t)V);
       piped = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
     }
     if (!piped) {
@@ -1625,7 +1667,8 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
       nmax = rd.max_key;
       nmax_row = r2;
     }
-    bins_to_window(pl, NULL, s, &c.rc, c.rr.max, 0, max_key, thr, &c.rr); /* before q's: mlo */
+    bins_to_window(pl, NULL, s, &c.rc, c.rr.max, 0, max_key, thr,
+                   &c.rr); /* before q's: mlo */
     if (have_q) pipe_finish(pl, s, &q, rd.sel_kept, rd.sel_ng);
     have_q = c.rr.pending;
     if (have_q) {
@@ -1649,10 +1692,12 @@ static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
       filter_rows(pl, j, &s);
       continue;
     }
-    for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B; r = atomic_fetch_add(&j->next, 1)) {
+    for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B;
+         r = atomic_fetch_add(&j->next, 1)) {
       if (r + 1 < pl->B && pl->k.data && pl->mode != MODE_SORTED)
         prefetch_sample(&pl->logits, r + 1, pl->V);
-      if (pl->mode == MODE_SAMPLE) sample_one(pl, NULL, &s, r);
+      if (pl->mode == MODE_SAMPLE)
+        sample_one(pl, NULL, &s, r);
       else sorted_one(pl, &s, r);
     }
   }

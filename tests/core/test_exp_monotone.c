@@ -30,13 +30,15 @@ static void check_avx2(uint32_t b0, uint32_t b1, uint64_t *incr, uint64_t *diff)
     uint32_t bb[8];
     float e[8];
     for (int i = 0; i < 8; i++) bb[i] = b + (uint32_t)i <= b1 ? b + (uint32_t)i : b1;
-    _mm256_storeu_ps(e, llmk__avx2_exp_nonpos(_mm256_loadu_ps((const float *)(const void *)bb)));
+    _mm256_storeu_ps(
+        e, llmk__avx2_exp_nonpos(_mm256_loadu_ps((const float *)(const void *)bb)));
     for (int i = 0; i < 8; i++) {
       *incr += e[i] > prev;
       prev = e[i];
     }
     if (n % 4099 == 0)
-      for (int i = 0; i < 8; i++) *diff += memcmp(&e[i], &(float){llmk__exp_nonpos(f_of(bb[i]))}, 4) != 0;
+      for (int i = 0; i < 8; i++)
+        *diff += memcmp(&e[i], &(float){llmk__exp_nonpos(f_of(bb[i]))}, 4) != 0;
   }
 }
 #pragma GCC pop_options
@@ -50,8 +52,10 @@ int main(void) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     check_avx2(b0, b1, &incr, &diff);
     printf("every float in [-104, 0] with the AVX2 exp\n");
-    TU_CHECK(diff == 0, "AVX2 and scalar exp differ on %llu sampled values", (unsigned long long)diff);
-    TU_CHECK(incr == 0, "exp_nonpos increases %llu times as d decreases", (unsigned long long)incr);
+    TU_CHECK(diff == 0, "AVX2 and scalar exp differ on %llu sampled values",
+             (unsigned long long)diff);
+    TU_CHECK(incr == 0, "exp_nonpos increases %llu times as d decreases",
+             (unsigned long long)incr);
     return tu_finish("test_exp_monotone");
   }
 #endif
@@ -71,6 +75,7 @@ int main(void) {
   for (uint32_t b = b0; b + 7 <= b1; b += 7)
     incr += llmk__exp_nonpos(f_of(b + 7)) > llmk__exp_nonpos(f_of(b));
   printf("the scalar exp near its seams and on every 7th float in [-104, 0]\n");
-  TU_CHECK(incr == 0, "exp_nonpos increases %llu times as d decreases", (unsigned long long)incr);
+  TU_CHECK(incr == 0, "exp_nonpos increases %llu times as d decreases",
+           (unsigned long long)incr);
   return tu_finish("test_exp_monotone");
 }

@@ -27,8 +27,9 @@ static const llmk_dtype dtypes[3] = {LLMK_F32, LLMK_F16, LLMK_BF16};
 
 /* The kernels over rows of the logits' dtype, against the scalar table and against their
  * definitions, for a row whose widened values are w (keys kw). */
-static void check_src(const llmk__tkp_kernels *k, const char *name, const void *src, llmk_dtype dt,
-                      const float *w, const uint32_t *kw, size_t n, bool finite) {
+static void check_src(const llmk__tkp_kernels *k, const char *name, const void *src,
+                      llmk_dtype dt, const float *w, const uint32_t *kw, size_t n,
+                      bool finite) {
   const llmk__tkp_kernels *s = &llmk__tkp_kernels_scalar;
   enum { N = 1100 };
   static uint32_t oa[N + 8], ob[N + 8], ia[N + 8], ib[N + 8];
@@ -40,8 +41,8 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     want = kw[i] > want ? kw[i] : want;
     no_nan = no_nan && kw[i] != LLMK__KEY_NAN;
   }
-  TU_CHECK(s->max_key(src, dt, n) == want && k->max_key(src, dt, n) == want, "%s max_key %s n=%zu",
-           name, dn, n);
+  TU_CHECK(s->max_key(src, dt, n) == want && k->max_key(src, dt, n) == want,
+           "%s max_key %s n=%zu", name, dn, n);
   uint32_t t = n ? kw[tu_rand_range(0, (int64_t)n - 1)] : 0x80000000u;
   if (tu_rand_range(0, 3) == 0) t = (uint32_t)tu_rand_u64();
   /* a window [t, hi] (empty when hi < t) */
@@ -75,14 +76,17 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     memset(ob, 0, (n + 8) * 4);
     int mode = inp ? LLMK__TKP_IN_PLACE : (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
     if (no_nan && tu_rand_range(0, 1)) mode |= LLMK__TKP_NO_NAN;
-    size_t off = mode == LLMK__TKP_STREAM ? (size_t)tu_rand_range(0, 7) : 0; /* misaligned */
+    size_t off =
+        mode == LLMK__TKP_STREAM ? (size_t)tu_rand_range(0, 7) : 0; /* misaligned */
     uint8_t *pa = da + off * esz, *pb = db + off * esz;
     if (inp) {
       memcpy(pa, src, n * esz);
       memcpy(pb, src, n * esz);
     }
-    size_t kpa = s->select(inp ? (const void *)pa : src, dt, n, t, hi, pa, mode, idx0, oa, ia, cap, &nga);
-    size_t kpb = k->select(inp ? (const void *)pb : src, dt, n, t, hi, pb, mode, idx0, ob, ib, cap, &ngb);
+    size_t kpa = s->select(inp ? (const void *)pa : src, dt, n, t, hi, pa, mode, idx0, oa,
+                           ia, cap, &nga);
+    size_t kpb = k->select(inp ? (const void *)pb : src, dt, n, t, hi, pb, mode, idx0, ob,
+                           ib, cap, &ngb);
     bool ok = kpa == ge && kpb == ge && nga == inw && ngb == inw;
     for (size_t i = 0, c = 0; i < n; i++) { /* kept: the same bits; masked: -inf */
       float got;
@@ -95,14 +99,16 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
       }
     }
     cm = inw < cap ? inw : cap;
-    TU_CHECK(ok && !memcmp(pa, pb, n * esz) && !memcmp(oa, ob, cm * 4) && !memcmp(ia, ib, cm * 4),
+    TU_CHECK(ok && !memcmp(pa, pb, n * esz) && !memcmp(oa, ob, cm * 4) &&
+                 !memcmp(ia, ib, cm * 4),
              "%s select %s mode=%d n=%zu", name, dn, mode, n);
   }
   size_t nth = (size_t)tu_rand_range(1, 4), eq = 0, at = n;
   for (size_t i = 0; i < n; i++)
     if (kw[i] == t && ++eq == nth) at = i;
   TU_CHECK(s->count_eq(src, dt, n, t) == eq && k->count_eq(src, dt, n, t) == eq &&
-               s->find_eq(src, dt, n, t, nth) == at && k->find_eq(src, dt, n, t, nth) == at,
+               s->find_eq(src, dt, n, t, nth) == at &&
+               k->find_eq(src, dt, n, t, nth) == at,
            "%s count_eq / find_eq %s n=%zu", name, dn, n);
   if (!finite) return;
   float max = -INFINITY;
@@ -115,7 +121,8 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   static uint64_t tba[4 * LLMK__TKP_MB_STRIDE], tbb[4 * LLMK__TKP_MB_STRIDE];
   memset(tba, 0, sizeof tba);
   memset(tbb, 0, sizeof tbb);
-  /* with riders: a select of the row reversed, the largest key of the row shifted by one */
+  /* with riders: a select of the row reversed, the largest key of the row shifted by one
+   */
   static uint8_t rsrc[4 * N], rdst_a[4 * N + 64], rdst_b[4 * N + 64], msrc[4 * N];
   size_t esz2 = llmk_dtype_size(dt);
   for (size_t i = 0; i < n; i++) {
@@ -124,11 +131,18 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   }
   int rmode = (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
   if (tu_rand_range(0, 1)) rmode |= LLMK__TKP_NO_NAN; /* finite rows here */
-  size_t roff = (size_t)tu_rand_range(0, 1) * 32; /* aligned or not */
+  size_t roff = (size_t)tu_rand_range(0, 1) * 32;     /* aligned or not */
   static uint32_t rka[N + 8], rkb[N + 8], ria[N + 8], rib[N + 8];
-  llmk__tkp_rider ra = {.sel_src = rsrc, .sel_dst = rdst_a + roff, .sel_t = t, .sel_hi = hi,
-                        .sel_idx0 = idx0, .sel_mode = rmode, .sel_okey = rka, .sel_oidx = ria,
-                        .sel_cap = cap, .max_src = msrc};
+  llmk__tkp_rider ra = {.sel_src = rsrc,
+                        .sel_dst = rdst_a + roff,
+                        .sel_t = t,
+                        .sel_hi = hi,
+                        .sel_idx0 = idx0,
+                        .sel_mode = rmode,
+                        .sel_okey = rka,
+                        .sel_oidx = ria,
+                        .sel_cap = cap,
+                        .max_src = msrc};
   llmk__tkp_rider rb = ra;
   rb.sel_dst = rdst_b + (roff ? 4 : 0);
   rb.sel_okey = rkb;
@@ -141,13 +155,15 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     static uint8_t rdst[4 * N];
     static uint32_t rk[N + 8], ri[N + 8];
     size_t kp = s->select(rsrc, dt, n, t, hi, rdst, 0, idx0, rk, ri, cap, &ng);
-    TU_CHECK(ra.sel_kept == kp && rb.sel_kept == kp && ra.sel_ng == ng && rb.sel_ng == ng &&
-                 !memcmp(rdst_a + roff, rdst, n * esz2) && !memcmp(rdst_b + (roff ? 4 : 0), rdst, n * esz2) &&
-                 !memcmp(rka, rk, rc * 4) && !memcmp(rkb, rk, rc * 4) && !memcmp(ria, ri, rc * 4) &&
-                 !memcmp(rib, ri, rc * 4),
+    TU_CHECK(ra.sel_kept == kp && rb.sel_kept == kp && ra.sel_ng == ng &&
+                 rb.sel_ng == ng && !memcmp(rdst_a + roff, rdst, n * esz2) &&
+                 !memcmp(rdst_b + (roff ? 4 : 0), rdst, n * esz2) &&
+                 !memcmp(rka, rk, rc * 4) && !memcmp(rkb, rk, rc * 4) &&
+                 !memcmp(ria, ri, rc * 4) && !memcmp(rib, ri, rc * 4),
              "%s mass_bins' select rider %s n=%zu", name, dn, n);
     uint32_t mk = s->max_key(msrc, dt, n);
-    TU_CHECK(ra.max_key == mk && rb.max_key == mk, "%s mass_bins' max rider %s n=%zu", name, dn, n);
+    TU_CHECK(ra.max_key == mk && rb.max_key == mk, "%s mass_bins' max rider %s n=%zu",
+             name, dn, n);
   }
   static uint64_t ref[LLMK__TKP_MBINS];
   static u128 mref[LLMK__TKP_MBINS];
@@ -161,8 +177,9 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     int bin = llmk__tkp_ebin(u);
     ref[bin] += llmk__tkp_eval(u);
     mref[bin] += llmk__mass_of(e);
-    TU_CHECK(bin >= 0 && bin <= LLMK__TKP_MB_TOP && (bin == LLMK__TKP_MB_TOP) == (e == 1.0f),
-             "%s mass bin of e=%g", name, (double)e);
+    TU_CHECK(
+        bin >= 0 && bin <= LLMK__TKP_MB_TOP && (bin == LLMK__TKP_MB_TOP) == (e == 1.0f),
+        "%s mass bin of e=%g", name, (double)e);
   }
   bool same = true;
   for (int d = 0; d < LLMK__TKP_MBINS; d++) {
@@ -171,8 +188,8 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
       a += tba[q * LLMK__TKP_MB_STRIDE + d];
       b += tbb[q * LLMK__TKP_MB_STRIDE + d];
     }
-    same = same && a == b && a == ref[d] &&
-           ((u128)a << llmk__tkp_ebin_shift(d)) == mref[d];
+    same =
+        same && a == b && a == ref[d] && ((u128)a << llmk__tkp_ebin_shift(d)) == mref[d];
   }
   TU_CHECK(same, "%s mass_bins %s n=%zu", name, dn, n);
 }
@@ -204,11 +221,13 @@ static void check_isa(const llmk__tkp_kernels *k, const char *name) {
         TU_CHECK(mk == mw && !memcmp(ra, rb, n * 4) && !memcmp(oa, ob, n * 4),
                  "%s widen_keys %s n=%zu", name, dt ? "bf16" : "f16", n);
       }
-    for (int di = 0; di < 3; di++) { /* the row in each dtype, and 16-bit rows of any bits */
+    for (int di = 0; di < 3;
+         di++) { /* the row in each dtype, and 16-bit rows of any bits */
       llmk_dtype dt = dtypes[di];
       const void *src = x;
       if (dt != LLMK_F32) {
-        if (finite) llmk_convert(h, dt, x, LLMK_F32, n);
+        if (finite)
+          llmk_convert(h, dt, x, LLMK_F32, n);
         else
           for (size_t i = 0; i < n; i++) h[i] = (uint16_t)tu_rand_u64();
         src = h;

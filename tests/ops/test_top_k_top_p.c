@@ -1216,13 +1216,16 @@ static void test_errors(void) {
  *            than k lie above its threshold: the row is decided by histogram and
  *            written again (k alone, or with p, which may mask what tau would). */
 enum { P_WINDOW, P_CROWDED, P_MINP, P_BIGK, P_PIVOT, P_MISS, P_COUNT };
-static const char *const pname[P_COUNT] = {"window", "crowded", "minp", "bigk", "pivot", "miss"};
+static const char *const pname[P_COUNT] = {"window", "crowded", "minp",
+                                           "bigk",   "pivot",   "miss"};
 
 static void path_row(float *x, int64_t V, int path, llmk_dtype dt) {
   if (path == P_CROWDED) {
     for (int64_t i = 0; i < V; i++) {
       double u = tu_rand_unit();
-      x[i] = u < 0.6 ? 0.0f : u < 0.99 ? (float)(-3.0 + 0.5 * gauss()) : (float)(3.0 + 0.3 * gauss());
+      x[i] = u < 0.6    ? 0.0f
+             : u < 0.99 ? (float)(-3.0 + 0.5 * gauss())
+                        : (float)(3.0 + 0.3 * gauss());
     }
   } else if (path == P_MISS) { /* the runs the pivot samples (see top_k_top_p.c) */
     int64_t runs = V / 1024 < 32 ? V / 1024 : 32;
@@ -1242,7 +1245,8 @@ static void test_paths(void) {
   long n = 0;
   for (int path = 0; path < P_COUNT; path++)
     for (int d = 0; d < 3; d++)
-      for (int lay = 0; lay < 4; lay++) { /* contiguous; in place; strided in; strided out */
+      for (int lay = 0; lay < 4;
+           lay++) { /* contiguous; in place; strided in; strided out */
         tcase c = {0};
         c.dt = DTS[d];
         c.V = TK_SAN ? 12000 : 20000;

@@ -33,7 +33,8 @@ static inline __m256 llmk__avx2_exp_nonpos(__m256 x) {
 
 /* llmk__avx2_exp_nonpos for x >= -69 (callers check): there the result is normal, so the
  * range mask and the second scaling step (by 2^0) change nothing and are left out, and
- * rounding to an integer by the magic constant is the same as rounding to nearest even. */
+ * rounding to an integer by the magic constant is the same as rounding to nearest even.
+ */
 static inline __m256 llmk__avx2_exp_nonpos_ge69(__m256 x) {
   __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LLMK__EXP_LOG2E)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -47,7 +48,8 @@ static inline __m256 llmk__avx2_exp_nonpos_ge69(__m256 x) {
   p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
   __m256 z = _mm256_mul_ps(r, r);
   p = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, z), r), _mm256_set1_ps(1.0f));
-  __m256i b = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
+  __m256i b = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(p, _mm256_castsi256_ps(b));
 }
 

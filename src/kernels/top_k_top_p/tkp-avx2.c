@@ -59,8 +59,6 @@ static uint32_t widen_keys_avx2(const void *src, llmk_dtype dt, float *row, uint
   return max;
 }
 
-
-
 /* llmk__mass_of on 8 lanes, as low and high 32-bit halves: (uint64_t)(e * 2^63) for e
  * in [0, 1] from the f32 bits (AVX2 has no f32 -> u64 conversion): the 24-bit mantissa
  * shifted by exponent - 23, truncating. Variable shifts by 32 or more (negative counts
@@ -125,9 +123,9 @@ static void masses_avx2(const float *x, const uint32_t *keys, size_t n, float ma
                             bins ? bins + i : NULL, total_lo, total_hi);
 }
 
-
-static size_t gather_bin_avx2(const uint16_t *bins, const float *x, const uint32_t *keys, size_t n,
-                              uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
+static size_t gather_bin_avx2(const uint16_t *bins, const float *x, const uint32_t *keys,
+                              size_t n, uint16_t bin, float *ox, uint32_t *ok,
+                              size_t cap) {
   const __m256i vb = _mm256_set1_epi16((short)bin);
   size_t c = 0, i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -143,12 +141,13 @@ static size_t gather_bin_avx2(const uint16_t *bins, const float *x, const uint32
     }
   }
   size_t r = llmk__tkp_gather_bin_scalar(bins + i, x + i, keys + i, n - i, bin,
-                                         ox + (c < cap ? c : cap), ok + (c < cap ? c : cap),
-                                         c < cap ? cap - c : 0);
+                                         ox + (c < cap ? c : cap),
+                                         ok + (c < cap ? c : cap), c < cap ? cap - c : 0);
   return c + r;
 }
 
-/* ------------------------------------------------- kernels over rows of the logits' dtype */
+/* ------------------------------------------------- kernels over rows of the logits'
+ * dtype */
 
 /* 8 entries from i of a contiguous row of dtype dt, widened exactly */
 static inline __attribute__((always_inline)) __m256 load8(const void *src, size_t i,
@@ -164,11 +163,20 @@ static inline const void *skip(const void *src, llmk_dtype dt, size_t i) {
 }
 
 /* Each kernel body is compiled once per dtype (dt is a constant in each instance). */
-#define BY_DTYPE(dt, call)                          \
-  switch (dt) {                                     \
-    case LLMK_F16: { const llmk_dtype D = LLMK_F16; call; } \
-    case LLMK_BF16: { const llmk_dtype D = LLMK_BF16; call; } \
-    default: { const llmk_dtype D = LLMK_F32; call; } \
+#define BY_DTYPE(dt, call)            \
+  switch (dt) {                       \
+    case LLMK_F16: {                  \
+      const llmk_dtype D = LLMK_F16;  \
+      call;                           \
+    }                                 \
+    case LLMK_BF16: {                 \
+      const llmk_dtype D = LLMK_BF16; \
+      call;                           \
+    }                                 \
+    default: {                        \
+      const llmk_dtype D = LLMK_F32;  \
+      call;                           \
+    }                                 \
   }
 
 /* the largest key from the largest value and a NaN flag (-0 and +0 have one key) */
@@ -223,7 +231,8 @@ static inline void put8(unsigned m, __m256i k, uint32_t i, uint32_t *okey, uint3
  * (both formats are sign-magnitude): -0 as +0, every NaN on top. A 32-bit threshold
  * becomes the first 16-bit key whose widened key reaches it (bisection over 2^16). */
 static inline __m256i keys16x16(__m256i h, const llmk_dtype dt) {
-  __m256i k = _mm256_xor_si256(h, _mm256_or_si256(_mm256_srai_epi16(h, 15), _mm256_set1_epi16((short)0x8000)));
+  __m256i k = _mm256_xor_si256(
+      h, _mm256_or_si256(_mm256_srai_epi16(h, 15), _mm256_set1_epi16((short)0x8000)));
   k = _mm256_blendv_epi8(k, _mm256_set1_epi16((short)0x8000),
                          _mm256_cmpeq_epi16(h, _mm256_set1_epi16((short)0x8000)));
   __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
@@ -234,7 +243,8 @@ static inline __m256i keys16x16(__m256i h, const llmk_dtype dt) {
 static uint32_t key32_of_key16(uint32_t k16, llmk_dtype dt) {
   uint16_t h = (uint16_t)(k16 & 0x8000 ? k16 & 0x7fff : ~k16);
   uint32_t k = llmk__key_of(dt == LLMK_F16 ? llmk__f16_to_f32(h) : llmk__bf16_to_f32(h));
-  return k == LLMK__KEY_NAN && !(k16 & 0x8000) ? 0 : k; /* negative NaNs' places: unused */
+  return k == LLMK__KEY_NAN && !(k16 & 0x8000) ? 0
+                                               : k; /* negative NaNs' places: unused */
 }
 
 /* the smallest 16-bit key whose 32-bit key is >= t (0x10000: none) */
@@ -242,8 +252,10 @@ static uint32_t key16_ge(uint32_t t, llmk_dtype dt) {
   uint32_t lo = 0, hi = 0x10000;
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
-    if (key32_of_key16(mid, dt) >= t) hi = mid;
-    else lo = mid + 1;
+    if (key32_of_key16(mid, dt) >= t)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -257,23 +269,26 @@ static inline void put16(unsigned m, __m256i h, uint32_t i, llmk_dtype dt, uint3
   for (; m; m &= m - 1, m &= m - 1, ++*c)
     if (*c < cap) {
       unsigned b = (unsigned)__builtin_ctz(m) / 2;
-      okey[*c] = llmk__key_of(dt == LLMK_F16 ? llmk__f16_to_f32(l[b]) : llmk__bf16_to_f32(l[b]));
+      okey[*c] =
+          llmk__key_of(dt == LLMK_F16 ? llmk__f16_to_f32(l[b]) : llmk__bf16_to_f32(l[b]));
       if (oidx) oidx[*c] = i + b;
     }
 }
 
-static inline __attribute__((always_inline)) size_t gather_t(const void *src, size_t n, uint32_t lo,
-                                                            uint32_t hi, uint32_t idx0,
-                                                            uint32_t *okey, uint32_t *oidx,
-                                                            size_t cap, const llmk_dtype dt) {
+static inline __attribute__((always_inline)) size_t gather_t(
+    const void *src, size_t n, uint32_t lo, uint32_t hi, uint32_t idx0, uint32_t *okey,
+    uint32_t *oidx, size_t cap, const llmk_dtype dt) {
   const __m256i vlo = _mm256_set1_epi32((int)lo), vhi = _mm256_set1_epi32((int)hi);
   size_t c = 0, i = 0;
   if (dt != LLMK_F32) { /* on 16-bit keys */
-    uint32_t l16 = key16_ge(lo, dt), h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
+    uint32_t l16 = key16_ge(lo, dt),
+             h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
     if (l16 >= h16) i = n; /* none */
-    const __m256i vl = _mm256_set1_epi16((short)l16), vh = _mm256_set1_epi16((short)(h16 - 1));
+    const __m256i vl = _mm256_set1_epi16((short)l16),
+                  vh = _mm256_set1_epi16((short)(h16 - 1));
     for (; i + 16 <= n; i += 16) {
-      __m256i h = _mm256_loadu_si256((const void *)((const uint16_t *)src + i)), k = keys16x16(h, dt);
+      __m256i h = _mm256_loadu_si256((const void *)((const uint16_t *)src + i)),
+              k = keys16x16(h, dt);
       __m256i in = _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_max_epu16(k, vl), k),
                                     _mm256_cmpeq_epi16(_mm256_min_epu16(k, vh), k));
       unsigned m = (unsigned)_mm256_movemask_epi8(in);
@@ -287,12 +302,14 @@ static inline __attribute__((always_inline)) size_t gather_t(const void *src, si
     if (m) put8(m, k, idx0 + (uint32_t)i, okey, oidx, cap, &c); /* few hits */
   }
   size_t r = c < cap ? cap - c : 0, o = c < cap ? c : cap;
-  return c + llmk__tkp_gather_scalar(skip(src, dt, i), dt, n - i, lo, hi, idx0 + (uint32_t)i,
-                                     okey + o, oidx ? oidx + o : NULL, r);
+  return c + llmk__tkp_gather_scalar(skip(src, dt, i), dt, n - i, lo, hi,
+                                     idx0 + (uint32_t)i, okey + o, oidx ? oidx + o : NULL,
+                                     r);
 }
 
-size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
-                             uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap) {
+size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
+                             uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                             size_t cap) {
   BY_DTYPE(dt, return gather_t(src, n, lo, hi, idx0, okey, oidx, cap, D))
 }
 
@@ -301,23 +318,30 @@ typedef struct sel_state {
   const void *src;
   void *dst;
   __m256i vt, vhi;
-  __m256 ft, fhi; /* without NaN: the thresholds as values */
+  __m256 ft, fhi;    /* without NaN: the thresholds as values */
   __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
   bool win, in_place, stream, fl, none;
   uint32_t idx0, *okey, *oidx;
   size_t cap, kept, c;
 } sel_state;
 
-static inline sel_state sel_begin(const void *src, void *dst, uint32_t t, uint32_t hi, int mode,
-                                  uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap,
-                                  llmk_dtype dt) {
-  sel_state st = {.src = src, .dst = dst, .vt = _mm256_set1_epi32((int)t),
-                  .vhi = _mm256_set1_epi32((int)hi), .win = hi >= t,
-                  .in_place = mode & LLMK__TKP_IN_PLACE, .idx0 = idx0, .okey = okey, .oidx = oidx,
+static inline sel_state sel_begin(const void *src, void *dst, uint32_t t, uint32_t hi,
+                                  int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                                  size_t cap, llmk_dtype dt) {
+  sel_state st = {.src = src,
+                  .dst = dst,
+                  .vt = _mm256_set1_epi32((int)t),
+                  .vhi = _mm256_set1_epi32((int)hi),
+                  .win = hi >= t,
+                  .in_place = mode & LLMK__TKP_IN_PLACE,
+                  .idx0 = idx0,
+                  .okey = okey,
+                  .oidx = oidx,
                   .cap = cap};
   st.stream = (mode & LLMK__TKP_STREAM) && !st.in_place;
   if (dt != LLMK_F32) {
-    uint32_t t16 = key16_ge(t, dt), h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
+    uint32_t t16 = key16_ge(t, dt),
+             h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
     st.none = t16 > 0xffff; /* nothing kept */
     st.win = st.win && h16 > t16;
     st.t16 = _mm256_set1_epi16((short)(st.none ? 0xffff : t16));
@@ -325,13 +349,15 @@ static inline sel_state sel_begin(const void *src, void *dst, uint32_t t, uint32
   }
   st.fl = (mode & LLMK__TKP_NO_NAN) && t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
   st.ft = _mm256_set1_ps(st.fl ? llmk__value_of_key(t) : 0.0f);
-  st.fhi = _mm256_set1_ps(st.fl && hi >= LLMK__KEY_NINF && hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi)
-                          : hi > LLMK__KEY_PINF ? __builtin_inff() : -__builtin_inff());
+  st.fhi = _mm256_set1_ps(st.fl && hi >= LLMK__KEY_NINF && hi <= LLMK__KEY_PINF
+                              ? llmk__value_of_key(hi)
+                          : hi > LLMK__KEY_PINF ? __builtin_inff()
+                                                : -__builtin_inff());
   return st;
 }
 
 static inline __attribute__((always_inline)) void sel_block16(sel_state *st, size_t i,
-                                                             const llmk_dtype dt) {
+                                                              const llmk_dtype dt) {
   if (dt == LLMK_F32) {
     const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
     const float *s = st->src;
@@ -343,13 +369,19 @@ static inline __attribute__((always_inline)) void sel_block16(sel_state *st, siz
         keep = _mm256_castps_si256(kp);
         unsigned m = (unsigned)_mm256_movemask_ps(kp);
         st->kept += (size_t)__builtin_popcount(m);
-        if (st->stream) _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
-        else if (!st->in_place) _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
+        if (st->stream)
+          _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
+        else if (!st->in_place)
+          _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
         else if (m != 0xff)
-          _mm256_maskstore_epi32((int *)(d + h), _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
+          _mm256_maskstore_epi32((int *)(d + h),
+                                 _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
         if (st->win) {
-          unsigned w = m & (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f, st->fhi, _CMP_LE_OQ));
-          if (w) put8(w, keys8(v), st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap, &st->c);
+          unsigned w =
+              m & (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f, st->fhi, _CMP_LE_OQ));
+          if (w)
+            put8(w, keys8(v), st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap,
+                 &st->c);
         }
         continue;
       }
@@ -357,10 +389,13 @@ static inline __attribute__((always_inline)) void sel_block16(sel_state *st, siz
       keep = _mm256_cmpeq_epi32(_mm256_max_epu32(k, st->vt), k);
       unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(keep));
       st->kept += (size_t)__builtin_popcount(m);
-      if (st->stream) _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
-      else if (!st->in_place) _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
+      if (st->stream)
+        _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
+      else if (!st->in_place)
+        _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
       else if (m != 0xff)
-        _mm256_maskstore_epi32((int *)(d + h), _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
+        _mm256_maskstore_epi32((int *)(d + h),
+                               _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
       if (st->win && m) {
         unsigned w = m & in8(k, st->vt, st->vhi);
         if (w) put8(w, k, st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap, &st->c);
@@ -376,44 +411,50 @@ static inline __attribute__((always_inline)) void sel_block16(sel_state *st, siz
     unsigned m = (unsigned)_mm256_movemask_epi8(keep);
     st->kept += (size_t)__builtin_popcount(m) / 2;
     if (st->win && m) {
-      unsigned w = m & (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_min_epu16(k, st->hi16), k));
+      unsigned w = m & (unsigned)_mm256_movemask_epi8(
+                           _mm256_cmpeq_epi16(_mm256_min_epu16(k, st->hi16), k));
       if (w) put16(w, h, st->idx0 + (uint32_t)i, dt, st->okey, st->oidx, st->cap, &st->c);
     }
     if (st->in_place && m == 0xffffffffu) return;
     __m256i v = _mm256_blendv_epi8(ninf, h, keep);
-    if (st->stream) _mm256_stream_si256((void *)(d + i), v);
-    else _mm256_storeu_si256((void *)(d + i), v);
+    if (st->stream)
+      _mm256_stream_si256((void *)(d + i), v);
+    else
+      _mm256_storeu_si256((void *)(d + i), v);
   }
 }
 
 /* the entries from i on with the scalar kernel; returns the number kept, *ng gathered */
-static size_t sel_end(sel_state *st, size_t i, size_t n, uint32_t t, uint32_t hi, int mode,
-                      llmk_dtype dt, size_t *ng) {
-  size_t r = st->c < st->cap ? st->cap - st->c : 0, o = st->c < st->cap ? st->c : st->cap, part;
-  size_t kept = st->kept + llmk__tkp_select_scalar(
-                               skip(st->src, dt, i), dt, n - i, t, hi,
-                               (char *)st->dst + i * llmk_dtype_size(dt), mode, st->idx0 + (uint32_t)i,
-                               st->okey + o, st->oidx ? st->oidx + o : NULL, r, &part);
+static size_t sel_end(sel_state *st, size_t i, size_t n, uint32_t t, uint32_t hi,
+                      int mode, llmk_dtype dt, size_t *ng) {
+  size_t r = st->c < st->cap ? st->cap - st->c : 0, o = st->c < st->cap ? st->c : st->cap,
+         part;
+  size_t kept =
+      st->kept + llmk__tkp_select_scalar(skip(st->src, dt, i), dt, n - i, t, hi,
+                                         (char *)st->dst + i * llmk_dtype_size(dt), mode,
+                                         st->idx0 + (uint32_t)i, st->okey + o,
+                                         st->oidx ? st->oidx + o : NULL, r, &part);
   if (st->stream) _mm_sfence(); /* the streamed stores before any later one */
   *ng = st->c + part;
   return kept;
 }
 
-static inline __attribute__((always_inline)) size_t select_t(const void *src, size_t n, uint32_t t,
-                                                            uint32_t hi, void *dst, int mode,
-                                                            uint32_t idx0, uint32_t *okey,
-                                                            uint32_t *oidx, size_t cap, size_t *ng,
-                                                            const llmk_dtype dt) {
+static inline __attribute__((always_inline)) size_t select_t(
+    const void *src, size_t n, uint32_t t, uint32_t hi, void *dst, int mode,
+    uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap, size_t *ng,
+    const llmk_dtype dt) {
   size_t esz = dt == LLMK_F32 ? 4 : 2, i = 0;
   if ((uintptr_t)dst % esz) mode &= ~LLMK__TKP_STREAM;
   if (mode & LLMK__TKP_STREAM) { /* up to the first 32-byte boundary of dst: scalar */
     i = (32 - (uintptr_t)dst % 32) % 32 / esz;
     i = i < n ? i : n;
   }
-  size_t c0 = 0, k0 = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey, oidx, cap, &c0);
-  sel_state st = sel_begin(skip(src, dt, i), (char *)dst + i * esz, t, hi, mode, idx0 + (uint32_t)i,
-                           okey + (c0 < cap ? c0 : cap), oidx ? oidx + (c0 < cap ? c0 : cap) : NULL,
-                           c0 < cap ? cap - c0 : 0, dt);
+  size_t c0 = 0, k0 = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey,
+                                              oidx, cap, &c0);
+  sel_state st =
+      sel_begin(skip(src, dt, i), (char *)dst + i * esz, t, hi, mode, idx0 + (uint32_t)i,
+                okey + (c0 < cap ? c0 : cap), oidx ? oidx + (c0 < cap ? c0 : cap) : NULL,
+                c0 < cap ? cap - c0 : 0, dt);
   size_t j = 0;
   for (; j + 16 <= n - i; j += 16) sel_block16(&st, j, dt);
   size_t kept = sel_end(&st, j, n - i, t, hi, mode, dt, ng);
@@ -421,19 +462,21 @@ static inline __attribute__((always_inline)) size_t select_t(const void *src, si
   return kept + k0;
 }
 
-size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
-                             void *dst, int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
-                             size_t cap, size_t *ng) {
+size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t,
+                             uint32_t hi, void *dst, int mode, uint32_t idx0,
+                             uint32_t *okey, uint32_t *oidx, size_t cap, size_t *ng) {
   BY_DTYPE(dt, return select_t(src, n, t, hi, dst, mode, idx0, okey, oidx, cap, ng, D))
 }
 
 static inline __attribute__((always_inline)) size_t count_eq_t(const void *src, size_t n,
-                                                              uint32_t key, const llmk_dtype dt) {
+                                                               uint32_t key,
+                                                               const llmk_dtype dt) {
   const __m256i vk = _mm256_set1_epi32((int)key);
   __m256i acc = _mm256_setzero_si256();
   size_t i = 0, c = 0;
   for (; i + 8 <= n; i += 8) /* lanes of -1 per match */
-    acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(keys8(_mm256_castps_si256(load8(src, i, dt))), vk));
+    acc = _mm256_sub_epi32(
+        acc, _mm256_cmpeq_epi32(keys8(_mm256_castps_si256(load8(src, i, dt))), vk));
   uint32_t l[8];
   _mm256_storeu_si256((void *)l, acc);
   for (int j = 0; j < 8; j++) c += l[j];
@@ -445,8 +488,8 @@ size_t llmk__tkp_count_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_
 }
 
 static inline __attribute__((always_inline)) size_t find_eq_t(const void *src, size_t n,
-                                                             uint32_t key, size_t nth,
-                                                             const llmk_dtype dt) {
+                                                              uint32_t key, size_t nth,
+                                                              const llmk_dtype dt) {
   const __m256i vk = _mm256_set1_epi32((int)key);
   size_t i = 0, seen = 0;
   for (; i + 8 <= n; i += 8) {
@@ -464,8 +507,8 @@ size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t
 }
 
 /* exp_nonpos of two vectors, out of the hot loop (rows rarely reach below -69) */
-static __attribute__((noinline)) void exp_nonpos2(const __m256 *d0, const __m256 *d1, __m256 *e0,
-                                                  __m256 *e1) {
+static __attribute__((noinline)) void exp_nonpos2(const __m256 *d0, const __m256 *d1,
+                                                  __m256 *e0, __m256 *e1) {
   *e0 = llmk__avx2_exp_nonpos(*d0);
   *e1 = llmk__avx2_exp_nonpos(*d1);
 }
@@ -474,10 +517,12 @@ static __attribute__((noinline)) void exp_nonpos2(const __m256 *d0, const __m256
  * value << 32 | byte offset of the bin in a table. */
 static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
   __m256i u = _mm256_castps_si256(e);
-  __m256i b = _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(512)),
-                               _mm256_setzero_si256());
-  __m256i sh = _mm256_max_epi32(_mm256_sub_epi32(_mm256_set1_epi32(87), _mm256_srli_epi32(u, 23)),
-                                _mm256_setzero_si256());
+  __m256i b =
+      _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(512)),
+                       _mm256_setzero_si256());
+  __m256i sh =
+      _mm256_max_epi32(_mm256_sub_epi32(_mm256_set1_epi32(87), _mm256_srli_epi32(u, 23)),
+                       _mm256_setzero_si256());
   __m256i m = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffff)),
                               _mm256_set1_epi32(0x800000));
   m = _mm256_andnot_si256(_mm256_castps_si256(lt), _mm256_srlv_epi32(m, sh));
@@ -489,25 +534,24 @@ static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
 /* mass_words8 for e >= 2^-40 (bins above 0, no shift) and no lane excluded */
 static inline void mass_words8_big(__m256 e, uint64_t *w) {
   __m256i u = _mm256_castps_si256(e);
-  __m256i b = _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 17), _mm256_set1_epi32(~7)),
-                               _mm256_set1_epi32(512 * 8));
+  __m256i b =
+      _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 17), _mm256_set1_epi32(~7)),
+                       _mm256_set1_epi32(512 * 8));
   __m256i m = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffff)),
                               _mm256_set1_epi32(0x800000));
   _mm256_storeu_si256((void *)w, _mm256_unpacklo_epi32(b, m));
   _mm256_storeu_si256((void *)(w + 4), _mm256_unpackhi_epi32(b, m));
 }
 
-static inline __attribute__((always_inline)) void mass_bins_t(const void *src, size_t n, float max,
-                                                             float xmin, uint64_t *tab,
-                                                             llmk__tkp_rider *rd,
-                                                             const llmk_dtype dt, const bool SEL,
-                                                             const bool MX, const bool XMIN) {
+static inline __attribute__((always_inline)) void mass_bins_t(
+    const void *src, size_t n, float max, float xmin, uint64_t *tab, llmk__tkp_rider *rd,
+    const llmk_dtype dt, const bool SEL, const bool MX, const bool XMIN) {
   /* AVX2 has no scatter: the adds go one entry at a time, word j to table j % 4 (so that
    * neighbours in one bin do not wait for each other), and those of the previous 16
    * entries while the next 16 are computed */
   const __m256 vmax = _mm256_set1_ps(max), vmin = _mm256_set1_ps(xmin);
-  char *t0 = (char *)tab, *t1 = t0 + LLMK__TKP_MB_STRIDE * 8, *t2 = t1 + LLMK__TKP_MB_STRIDE * 8,
-       *t3 = t2 + LLMK__TKP_MB_STRIDE * 8;
+  char *t0 = (char *)tab, *t1 = t0 + LLMK__TKP_MB_STRIDE * 8,
+       *t2 = t1 + LLMK__TKP_MB_STRIDE * 8, *t3 = t2 + LLMK__TKP_MB_STRIDE * 8;
   uint64_t w[2][16] = {{0}}; /* to start with: value 0 to bin 0 */
   int cur = 0, mode = 0;
   sel_state st = {0};
@@ -525,8 +569,10 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
     __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
     __m256 mn = _mm256_min_ps(d0, d1);
     /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
-    bool big = _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
-    if (big || _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
+    bool big =
+        _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
+    if (big || _mm256_movemask_ps(
+                   _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
       e0 = llmk__avx2_exp_nonpos_ge69(d0);
       e1 = llmk__avx2_exp_nonpos_ge69(d1);
     } else
@@ -562,7 +608,8 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
   }
 #undef LLMK__ADD
   llmk__tkp_mass_bins_scalar(skip(src, dt, i), dt, n - i, max, xmin, tab, NULL);
-  if (SEL) rd->sel_kept = sel_end(&st, i, n, rd->sel_t, rd->sel_hi, mode, dt, &rd->sel_ng);
+  if (SEL)
+    rd->sel_kept = sel_end(&st, i, n, rd->sel_t, rd->sel_hi, mode, dt, &rd->sel_ng);
   if (MX) {
     uint32_t k = i ? key_of_max8(_mm256_max_ps(mk0, mk1), mnan) : 0;
     uint32_t t = llmk__tkp_max_key_scalar(skip(rd->max_src, dt, i), dt, n - i);
@@ -570,16 +617,16 @@ static inline __attribute__((always_inline)) void mass_bins_t(const void *src, s
   }
 }
 
-void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                              uint64_t *tab, llmk__tkp_rider *rd) {
+void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max,
+                              float xmin, uint64_t *tab, llmk__tkp_rider *rd) {
   bool sel = rd && rd->sel_src, mx = rd && rd->max_src;
-  if (xmin > -__builtin_inff()) /* top-k's threshold: no riders here */
-    BY_DTYPE(dt, mass_bins_t(src, n, max, xmin, tab, rd, D, sel, mx, true); return)
-  BY_DTYPE(dt, if (sel && mx) mass_bins_t(src, n, max, xmin, tab, rd, D, true, true, false);
+  if (xmin > -__builtin_inff()) /* under a top-k threshold: rare, one instance */
+    BY_DTYPE(dt, mass_bins_t(src, n, max, xmin, tab, rd, D, sel, mx, true); return )
+  BY_DTYPE(dt,
+           if (sel && mx) mass_bins_t(src, n, max, xmin, tab, rd, D, true, true, false);
            else if (sel) mass_bins_t(src, n, max, xmin, tab, rd, D, true, false, false);
            else if (mx) mass_bins_t(src, n, max, xmin, tab, rd, D, false, true, false);
-           else mass_bins_t(src, n, max, xmin, tab, rd, D, false, false, false);
-           return)
+           else mass_bins_t(src, n, max, xmin, tab, rd, D, false, false, false); return )
 }
 
 const llmk__tkp_kernels llmk__tkp_kernels_avx2 = {.isa = LLMK_ISA_AVX2,

@@ -89,13 +89,14 @@ static size_t gather_bin_avx512(const uint16_t *bins, const float *x, const uint
 
 /* The kernels over rows of the logits' dtype were written on an AVX2-only machine: the
  * AVX2 ones serve here until AVX-512 ones can be measured. */
-const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
-                                                    .keys = keys_avx512,
-                                                    .gather_bin = gather_bin_avx512,
-                                                    .masses = masses_avx512,
-                                                    .max_key = llmk__tkp_max_key_avx2,
-                                                    .gather = llmk__tkp_gather_avx2,
-                                                    .select = llmk__tkp_select_avx2,
-                                                    .count_eq = llmk__tkp_count_eq_avx2,
-                                                    .find_eq = llmk__tkp_find_eq_avx2,
-                                                    .mass_bins = llmk__tkp_mass_bins_avx2};
+const llmk__tkp_kernels llmk__tkp_kernels_avx512 = {
+    .isa = LLMK_ISA_AVX512,
+    .keys = keys_avx512,
+    .gather_bin = gather_bin_avx512,
+    .masses = masses_avx512,
+    .max_key = llmk__tkp_max_key_avx2,
+    .gather = llmk__tkp_gather_avx2,
+    .select = llmk__tkp_select_avx2,
+    .count_eq = llmk__tkp_count_eq_avx2,
+    .find_eq = llmk__tkp_find_eq_avx2,
+    .mass_bins = llmk__tkp_mass_bins_avx2};

@@ -27,8 +27,9 @@ static uint32_t keys_scalar(const float *x, size_t n, uint32_t *keys) {
   return max;
 }
 
-size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
-                                size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
+size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x,
+                                   const uint32_t *keys, size_t n, uint16_t bin,
+                                   float *ox, uint32_t *ok, size_t cap) {
   size_t c = 0;
   for (size_t i = 0; i < n; i++)
     if (bins[i] == bin) {
@@ -55,8 +56,9 @@ uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n) {
   return max;
 }
 
-size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
-                               uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap) {
+size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
+                               uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                               size_t cap) {
   size_t c = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t k = llmk__key_of(at(src, dt, i));
@@ -71,17 +73,19 @@ size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_
   return c;
 }
 
-size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
-                               void *dst, int mode, uint32_t idx0, uint32_t *okey,
-                               uint32_t *oidx, size_t cap, size_t *ng) {
+size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t,
+                               uint32_t hi, void *dst, int mode, uint32_t idx0,
+                               uint32_t *okey, uint32_t *oidx, size_t cap, size_t *ng) {
   size_t kept = 0, esz = llmk_dtype_size(dt), c = 0;
   bool in_place = mode & LLMK__TKP_IN_PLACE;
   for (size_t i = 0; i < n; i++) {
     uint32_t k = llmk__key_of(at(src, dt, i));
     bool keep = k >= t;
     kept += keep;
-    if (!keep) llmk__store_f32((char *)dst + i * esz, dt, -INFINITY);
-    else if (!in_place) memcpy((char *)dst + i * esz, (const char *)src + i * esz, esz);
+    if (!keep)
+      llmk__store_f32((char *)dst + i * esz, dt, -INFINITY);
+    else if (!in_place)
+      memcpy((char *)dst + i * esz, (const char *)src + i * esz, esz);
     if (keep && k <= hi) {
       if (c < cap) {
         okey[c] = k;
@@ -107,27 +111,29 @@ size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32
   return n;
 }
 
-void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                                uint64_t *tab, llmk__tkp_rider *rd) {
+void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max,
+                                float xmin, uint64_t *tab, llmk__tkp_rider *rd) {
   for (size_t i = 0; i < n; i++) {
     float x = at(src, dt, i);
     uint32_t e = llmk__tkp_bits(llmk__exp_nonpos(x - max));
-    tab[(i & 3) * LLMK__TKP_MB_STRIDE + (size_t)llmk__tkp_ebin(e)] += x < xmin ? 0 : llmk__tkp_eval(e);
+    tab[(i & 3) * LLMK__TKP_MB_STRIDE + (size_t)llmk__tkp_ebin(e)] +=
+        x < xmin ? 0 : llmk__tkp_eval(e);
   }
   if (rd && rd->sel_src)
-    rd->sel_kept = llmk__tkp_select_scalar(rd->sel_src, dt, n, rd->sel_t, rd->sel_hi, rd->sel_dst,
-                                           rd->sel_mode, rd->sel_idx0, rd->sel_okey, rd->sel_oidx,
-                                           rd->sel_cap, &rd->sel_ng);
+    rd->sel_kept = llmk__tkp_select_scalar(
+        rd->sel_src, dt, n, rd->sel_t, rd->sel_hi, rd->sel_dst, rd->sel_mode,
+        rd->sel_idx0, rd->sel_okey, rd->sel_oidx, rd->sel_cap, &rd->sel_ng);
   if (rd && rd->max_src) rd->max_key = llmk__tkp_max_key_scalar(rd->max_src, dt, n);
 }
 
-const llmk__tkp_kernels llmk__tkp_kernels_scalar = {.isa = LLMK_ISA_SCALAR,
-                                                    .keys = keys_scalar,
-                                                    .gather_bin = llmk__tkp_gather_bin_scalar,
-                                                    .masses = llmk__tkp_masses_scalar,
-                                                    .max_key = llmk__tkp_max_key_scalar,
-                                                    .gather = llmk__tkp_gather_scalar,
-                                                    .select = llmk__tkp_select_scalar,
-                                                    .count_eq = llmk__tkp_count_eq_scalar,
-                                                    .find_eq = llmk__tkp_find_eq_scalar,
-                                                    .mass_bins = llmk__tkp_mass_bins_scalar};
+const llmk__tkp_kernels llmk__tkp_kernels_scalar = {
+    .isa = LLMK_ISA_SCALAR,
+    .keys = keys_scalar,
+    .gather_bin = llmk__tkp_gather_bin_scalar,
+    .masses = llmk__tkp_masses_scalar,
+    .max_key = llmk__tkp_max_key_scalar,
+    .gather = llmk__tkp_gather_scalar,
+    .select = llmk__tkp_select_scalar,
+    .count_eq = llmk__tkp_count_eq_scalar,
+    .find_eq = llmk__tkp_find_eq_scalar,
+    .mass_bins = llmk__tkp_mass_bins_scalar};

@@ -58,7 +58,8 @@ static inline uint16_t llmk__tkp_bin(float x, float lo, float scale) {
 #define LLMK__TKP_MBINS 512
 #define LLMK__TKP_MB_STRIDE 536 /* between the tables: not a multiple of 4 KiB apart */
 #define LLMK__TKP_MB_TOP 504
-#define LLMK__TKP_MB_MAX_N ((size_t)UINT32_MAX) /* 32-bit indices; u64 sums cannot overflow */
+#define LLMK__TKP_MB_MAX_N \
+  ((size_t)UINT32_MAX) /* 32-bit indices; u64 sums cannot overflow */
 
 static inline uint32_t llmk__tkp_bits(float e) {
   uint32_t u;
@@ -109,10 +110,11 @@ typedef struct llmk__tkp_kernels {
   uint32_t (*keys)(const float *x, size_t n, uint32_t *keys);
   /* row[i] = f32(src[i]) for f16 or bf16 src, keys[i] = llmk__key_of(row[i]) in one
    * pass; returns the largest key. NULL: the op widens, then calls keys. */
-  uint32_t (*widen_keys)(const void *src, llmk_dtype dt, float *row, uint32_t *keys, size_t n);
+  uint32_t (*widen_keys)(const void *src, llmk_dtype dt, float *row, uint32_t *keys,
+                         size_t n);
   /* the entries with bins[i] == bin, in order, into (ox, ok) up to cap; returns how many */
-  size_t (*gather_bin)(const uint16_t *bins, const float *x, const uint32_t *keys, size_t n,
-                       uint16_t bin, float *ox, uint32_t *ok, size_t cap);
+  size_t (*gather_bin)(const uint16_t *bins, const float *x, const uint32_t *keys,
+                       size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
   /* For n contiguous f32 values x: e = exp(x - max) for entries with key >= min_key,
    * their masses added to *total_lo / *total_hi (low and high 32 bits of each mass,
    * summed apart so that 64-bit lanes cannot overflow), masses written to mass[i]
@@ -125,16 +127,17 @@ typedef struct llmk__tkp_kernels {
   /* the largest key of src[0..n) (0 for n == 0) */
   uint32_t (*max_key)(const void *src, llmk_dtype dt, size_t n);
   /* The number of entries of src with lo <= key <= hi; the first ones (up to cap) are
-   * gathered in order: their keys to okey, their indices plus idx0 to oidx (if not NULL). */
+   * gathered in order: their keys to okey, their indices plus idx0 to oidx (if not NULL).
+   */
   size_t (*gather)(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
                    uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap);
   /* dst[i] = key(src[i]) >= t ? src[i] : -inf (elements of dt); with LLMK__TKP_IN_PLACE
    * in mode (dst == src) only the masked elements need be written; with LLMK__TKP_STREAM,
-   * stores may bypass the caches. Returns the number kept. The entries with t <= key <= hi
-   * (none if hi < t) are also gathered as by gather, *ng = their number. */
-  size_t (*select)(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi, void *dst,
-                   int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap,
-                   size_t *ng);
+   * stores may bypass the caches. Returns the number kept. The entries with t <= key <=
+   * hi (none if hi < t) are also gathered as by gather, *ng = their number. */
+  size_t (*select)(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
+                   void *dst, int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                   size_t cap, size_t *ng);
   /* number of entries of src whose key is key */
   size_t (*count_eq)(const void *src, llmk_dtype dt, size_t n, uint32_t key);
   /* index of the nth (1-based) entry whose key is key, or n if there are fewer */
@@ -159,28 +162,30 @@ void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, flo
 size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                    size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
 uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n);
-size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
-                               uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap);
-size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
-                               void *dst, int mode, uint32_t idx0, uint32_t *okey,
-                               uint32_t *oidx, size_t cap, size_t *ng);
+size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
+                               uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                               size_t cap);
+size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t t,
+                               uint32_t hi, void *dst, int mode, uint32_t idx0,
+                               uint32_t *okey, uint32_t *oidx, size_t cap, size_t *ng);
 size_t llmk__tkp_count_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key);
 size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t key,
                                 size_t nth);
-void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                                uint64_t *tab, llmk__tkp_rider *rd);
+void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max,
+                                float xmin, uint64_t *tab, llmk__tkp_rider *rd);
 #if defined(LLMK_HAVE_AVX2) /* the AVX2 kernels that the AVX-512 table uses too */
 uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n);
-size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
-                             uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap);
-size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
-                             void *dst, int mode, uint32_t idx0, uint32_t *okey,
-                             uint32_t *oidx, size_t cap, size_t *ng);
+size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
+                             uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
+                             size_t cap);
+size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t,
+                             uint32_t hi, void *dst, int mode, uint32_t idx0,
+                             uint32_t *okey, uint32_t *oidx, size_t cap, size_t *ng);
 size_t llmk__tkp_count_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t key);
 size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t key,
                               size_t nth);
-void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max, float xmin,
-                              uint64_t *tab, llmk__tkp_rider *rd);
+void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max,
+                              float xmin, uint64_t *tab, llmk__tkp_rider *rd);
 #endif
 #if defined(LLMK_HAVE_AVX512)
 extern const llmk__tkp_kernels llmk__tkp_kernels_avx512;
