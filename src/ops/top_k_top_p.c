@@ -1040,6 +1040,31 @@ static void resolve_window(const tkp_plan *pl, const team *tm, const scratch *s,
   }
 }
 
+/* The row written with select() keeping keys >= t, those <= hi also gathered in order
+ * into okey / oidx (not the parts' temporaries); returns how many there are. */
+static int64_t write_gathering(const team *tm, write_job *wj, int64_t V, uint32_t t,
+                               uint32_t hi, uint32_t *okey, uint32_t *oidx) {
+  wj->t = t;
+  wj->hi = hi;
+  wj->wkey = tm ? NULL : okey;
+  wj->widx = tm ? NULL : oidx;
+  team_run(tm, V, write_part, wj);
+  return join_parts(tm, wj->ng, okey, oidx, CAND_CAP);
+}
+
+/* The members of r's top-p tie group before r->tie_cut (found by find_eq from the start
+ * of the row) written as -inf in dst (elements dstep bytes apart); returns how many. */
+static int64_t mask_tie_group(const tkp_plan *pl, const rowctx *rc, const row_result *r,
+                              char *dst, size_t dstep, llmk_dtype dt) {
+  int64_t n = 0;
+  for (int64_t j = 0; j < r->tie_cut; j++, n++) {
+    j += (int64_t)pl->kern->find_eq(src_at(rc, j), rc->dt, (size_t)(r->tie_cut - j), r->pb.key, 1);
+    if (j >= r->tie_cut) break;
+    store_neg_inf(dst + (size_t)j * dstep, dt);
+  }
+  return n;
+}
+
 /* One row: decide, write, then mask what the write kept too much. A write keeps the
  * entries >= tw; when tw is below the final threshold (a pivot's tau, a top-p window's
  * lowest key), the entries between them must be in the gathered list (keys lk, indices
@@ -1083,12 +1108,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   bool written = false;
   if (has_k && k >= 1 && k <= V - 1 && pivot_tau(s, &rc, V, k, &tau)) {
     if (contiguous && !wj.in_place && !(has_m && min_p > 0.0f)) {
-      wj.t = tw = tau;
-      wj.hi = UINT32_MAX;
-      wj.wkey = tm ? NULL : s->ckey;
-      wj.widx = tm ? NULL : s->cidx;
-      team_run(tm, V, write_part, &wj);
-      ncand = join_parts(tm, wj.ng, s->ckey, s->cidx, CAND_CAP);
+      ncand = write_gathering(tm, &wj, V, tw = tau, UINT32_MAX, s->ckey, s->cidx);
       written = true;
     } else {
       ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
@@ -1111,12 +1131,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
     int64_t nwin;
     if (select) {                  /* while writing the row, keeping it whole */
       wj.mode |= LLMK__TKP_NO_NAN; /* the largest is finite */
-      wj.t = tw = rr.win_lo;
-      wj.hi = rr.win_hi;
-      wj.wkey = tm ? NULL : s->bk;
-      wj.widx = tm ? NULL : s->cidx;
-      team_run(tm, V, write_part, &wj);
-      nwin = join_parts(tm, wj.ng, s->bk, s->cidx, CAND_CAP);
+      nwin = write_gathering(tm, &wj, V, tw = rr.win_lo, rr.win_hi, s->bk, s->cidx);
       written = true;
     } else {
       nwin = gather_window(pl, tm, s, &rc, &rr, s->cidx);
@@ -1161,13 +1176,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
       }
     }
   } else {
-    for (int64_t j = 0; j < rr.tie_cut; j++) {
-      j += (int64_t)pl->kern->find_eq(src_at(&rc, j), rc.dt, (size_t)(rr.tie_cut - j),
-                                      rr.pb.key, 1);
-      if (j >= rr.tie_cut) break;
-      store_neg_inf(wj.dst + (size_t)j * dstep, pl->out.dtype);
-      kept -= group_kept;
-    }
+    kept -= group_kept * mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
   }
   if (pl->kept.data) set_i(&pl->kept, r, kept);
 }
@@ -1570,13 +1579,7 @@ static void pipe_write_plain(const tkp_plan *pl, const scratch *s, prow *q) {
   int64_t kept =
       (int64_t)pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.pb.key, 0,
                                 q->dst, q->mode, 0, s->bk, s->cidx, 0, &g);
-  for (int64_t j = 0; j < q->rr.tie_cut; j++) {
-    j += (int64_t)pl->kern->find_eq(src_at(&q->rc, j), q->rc.dt,
-                                    (size_t)(q->rr.tie_cut - j), q->rr.pb.key, 1);
-    if (j >= q->rr.tie_cut) break;
-    store_neg_inf(q->dst + (size_t)j * q->rc.esz, q->rc.dt);
-    kept--;
-  }
+  kept -= mask_tie_group(pl, &q->rc, &q->rr, q->dst, q->rc.esz, q->rc.dt);
   if (pl->kept.data) set_i(&pl->kept, q->r, kept);
 }
 

@@ -7,11 +7,8 @@
 
 #include "kernels/common/exp.h"
 
-static inline __m256 llmk__avx2_exp_nonpos(__m256 x) {
-  __m256 valid = _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_GE_OQ);
-  __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(LLMK__EXP_LOG2E));
-  __m256 n = _mm256_sub_ps(_mm256_add_ps(t, _mm256_set1_ps(LLMK__EXP_MAGIC)),
-                           _mm256_set1_ps(LLMK__EXP_MAGIC));
+/* exp(x) / 2^n for n = x / ln 2 rounded: the reduction and the polynomial */
+static inline __m256 llmk__avx2_exp_mantissa(__m256 x, __m256 n) {
   __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(LLMK__EXP_C1)));
   r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(LLMK__EXP_C2)));
   __m256 p = _mm256_set1_ps(1.9875691500e-4f);
@@ -22,7 +19,15 @@ static inline __m256 llmk__avx2_exp_nonpos(__m256 x) {
   p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
   __m256 z = _mm256_mul_ps(r, r);
   p = _mm256_add_ps(_mm256_mul_ps(p, z), r);
-  p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+  return _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+}
+
+static inline __m256 llmk__avx2_exp_nonpos(__m256 x) {
+  __m256 valid = _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_GE_OQ);
+  __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(LLMK__EXP_LOG2E));
+  __m256 n = _mm256_sub_ps(_mm256_add_ps(t, _mm256_set1_ps(LLMK__EXP_MAGIC)),
+                           _mm256_set1_ps(LLMK__EXP_MAGIC));
+  __m256 p = llmk__avx2_exp_mantissa(x, n);
   __m256i ni = _mm256_cvttps_epi32(_mm256_and_ps(valid, n));
   __m256i n1 = _mm256_max_epi32(ni, _mm256_set1_epi32(-100));
   __m256i n2 = _mm256_sub_epi32(ni, n1);
@@ -38,16 +43,7 @@ static inline __m256 llmk__avx2_exp_nonpos(__m256 x) {
 static inline __m256 llmk__avx2_exp_nonpos_ge69(__m256 x) {
   __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LLMK__EXP_LOG2E)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(LLMK__EXP_C1)));
-  r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(LLMK__EXP_C2)));
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
-  __m256 z = _mm256_mul_ps(r, r);
-  p = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, z), r), _mm256_set1_ps(1.0f));
+  __m256 p = llmk__avx2_exp_mantissa(x, n);
   __m256i b = _mm256_slli_epi32(
       _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(p, _mm256_castsi256_ps(b));

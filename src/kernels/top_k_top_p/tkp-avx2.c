@@ -356,49 +356,42 @@ static inline sel_state sel_begin(const void *src, void *dst, uint32_t t, uint32
   return st;
 }
 
+/* 8 f32 entries v written to d as select() does (keep: lanes kept); returns their mask */
+static inline unsigned sel_store8(sel_state *st, float *d, __m256i v, __m256i keep) {
+  const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
+  unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(keep));
+  st->kept += (size_t)__builtin_popcount(m);
+  if (st->stream) _mm256_stream_si256((void *)d, _mm256_blendv_epi8(ninf, v, keep));
+  else if (!st->in_place) _mm256_storeu_si256((void *)d, _mm256_blendv_epi8(ninf, v, keep));
+  else if (m != 0xff)
+    _mm256_maskstore_epi32((int *)d, _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
+  return m;
+}
+
 static inline __attribute__((always_inline)) void sel_block16(sel_state *st, size_t i,
                                                               const llmk_dtype dt) {
   if (dt == LLMK_F32) {
-    const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
     const float *s = st->src;
     float *d = st->dst;
     for (size_t h = i; h < i + 16; h += 8) {
-      __m256i v = _mm256_loadu_si256((const void *)(s + h)), k, keep;
+      __m256i v = _mm256_loadu_si256((const void *)(s + h));
       if (st->fl) { /* no NaN: compare values (keys only for gathered lanes) */
         __m256 f = _mm256_castsi256_ps(v), kp = _mm256_cmp_ps(f, st->ft, _CMP_GE_OQ);
-        keep = _mm256_castps_si256(kp);
-        unsigned m = (unsigned)_mm256_movemask_ps(kp);
-        st->kept += (size_t)__builtin_popcount(m);
-        if (st->stream)
-          _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
-        else if (!st->in_place)
-          _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
-        else if (m != 0xff)
-          _mm256_maskstore_epi32((int *)(d + h),
-                                 _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
-        if (st->win) {
+        unsigned m = sel_store8(st, d + h, v, _mm256_castps_si256(kp));
+        if (st->win && m) {
           unsigned w =
               m & (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f, st->fhi, _CMP_LE_OQ));
           if (w)
             put8(w, keys8(v), st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap,
                  &st->c);
         }
-        continue;
-      }
-      k = keys8(v);
-      keep = _mm256_cmpeq_epi32(_mm256_max_epu32(k, st->vt), k);
-      unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(keep));
-      st->kept += (size_t)__builtin_popcount(m);
-      if (st->stream)
-        _mm256_stream_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
-      else if (!st->in_place)
-        _mm256_storeu_si256((void *)(d + h), _mm256_blendv_epi8(ninf, v, keep));
-      else if (m != 0xff)
-        _mm256_maskstore_epi32((int *)(d + h),
-                               _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
-      if (st->win && m) {
-        unsigned w = m & in8(k, st->vt, st->vhi);
-        if (w) put8(w, k, st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap, &st->c);
+      } else {
+        __m256i k = keys8(v);
+        unsigned m = sel_store8(st, d + h, v, _mm256_cmpeq_epi32(_mm256_max_epu32(k, st->vt), k));
+        if (st->win && m) {
+          unsigned w = m & in8(k, st->vt, st->vhi);
+          if (w) put8(w, k, st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap, &st->c);
+        }
       }
     }
   } else {
@@ -543,6 +536,13 @@ static inline void mass_words8_big(__m256 e, uint64_t *w) {
   _mm256_storeu_si256((void *)(w + 4), _mm256_unpackhi_epi32(b, m));
 }
 
+/* The 16 words of mass_words8 added to their bins, word j to table j % 4 */
+static inline void add_words16(uint64_t *tab, const uint64_t *w) {
+  char *t = (char *)tab;
+  for (int q = 0; q < 16; q++)
+    *(uint64_t *)(void *)(t + (q % 4) * LLMK__TKP_MB_STRIDE * 8 + (uint32_t)w[q]) += w[q] >> 32;
+}
+
 static inline __attribute__((always_inline)) void mass_bins_t(
     const void *src, size_t n, float max, float xmin, uint64_t *tab, llmk__tkp_rider *rd,
     const llmk_dtype dt, const bool SEL, const bool MX, const bool XMIN) {
@@ -550,8 +550,6 @@ static inline __attribute__((always_inline)) void mass_bins_t(
    * neighbours in one bin do not wait for each other), and those of the previous 16
    * entries while the next 16 are computed */
   const __m256 vmax = _mm256_set1_ps(max), vmin = _mm256_set1_ps(xmin);
-  char *t0 = (char *)tab, *t1 = t0 + LLMK__TKP_MB_STRIDE * 8,
-       *t2 = t1 + LLMK__TKP_MB_STRIDE * 8, *t3 = t2 + LLMK__TKP_MB_STRIDE * 8;
   uint64_t w[2][16] = {{0}}; /* to start with: value 0 to bin 0 */
   int cur = 0, mode = 0;
   sel_state st = {0};
@@ -563,7 +561,6 @@ static inline __attribute__((always_inline)) void mass_bins_t(
   }
   __m256 mk0 = _mm256_set1_ps(-__builtin_inff()), mk1 = mk0, mnan = _mm256_setzero_ps();
   size_t i = 0;
-#define LLMK__ADD(t, q) (*(uint64_t *)(void *)((t) + (uint32_t)(q)) += (q) >> 32)
   for (; i + 16 <= n; i += 16, cur ^= 1) {
     __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
     __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
@@ -577,13 +574,7 @@ static inline __attribute__((always_inline)) void mass_bins_t(
       e1 = llmk__avx2_exp_nonpos_ge69(d1);
     } else
       exp_nonpos2(&d0, &d1, &e0, &e1);
-    const uint64_t *p = w[cur ^ 1];
-    for (int q = 0; q < 16; q += 4) {
-      LLMK__ADD(t0, p[q]);
-      LLMK__ADD(t1, p[q + 1]);
-      LLMK__ADD(t2, p[q + 2]);
-      LLMK__ADD(t3, p[q + 3]);
-    }
+    add_words16(tab, w[cur ^ 1]);
     if (big && !XMIN) {
       mass_words8_big(e0, w[cur]);
       mass_words8_big(e1, w[cur] + 8);
@@ -599,14 +590,7 @@ static inline __attribute__((always_inline)) void mass_bins_t(
       mnan = _mm256_or_ps(mnan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
     }
   }
-  const uint64_t *p = w[cur ^ 1];
-  for (int q = 0; q < 16; q += 4) {
-    LLMK__ADD(t0, p[q]);
-    LLMK__ADD(t1, p[q + 1]);
-    LLMK__ADD(t2, p[q + 2]);
-    LLMK__ADD(t3, p[q + 3]);
-  }
-#undef LLMK__ADD
+  add_words16(tab, w[cur ^ 1]);
   llmk__tkp_mass_bins_scalar(skip(src, dt, i), dt, n - i, max, xmin, tab, NULL);
   if (SEL)
     rd->sel_kept = sel_end(&st, i, n, rd->sel_t, rd->sel_hi, mode, dt, &rd->sel_ng);
