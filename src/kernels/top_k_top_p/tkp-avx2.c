@@ -313,122 +313,152 @@ size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t 
   BY_DTYPE(dt, return gather_t(src, n, lo, hi, idx0, okey, oidx, cap, D))
 }
 
-/* select() on a stream of 16-entry blocks: the state, and one block at i */
-typedef struct sel_state {
-  const void *src;
-  void *dst;
-  __m256i vt, vhi;
-  __m256 ft, fhi;    /* without NaN: the thresholds as values */
-  __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
-  bool win, in_place, stream, fl, none;
-  uint32_t idx0, *okey, *oidx;
-  size_t cap, kept, c;
-} sel_state;
+/* select(): the constants of a call, one block of 16 entries, and the gathering of the
+ * window's entries. The hot loop only notes which blocks hold window entries; those are
+ * gathered after each chunk of SEL_CHUNK entries, so that the loop's state stays in
+ * registers (16-bit kept counters cannot overflow within a chunk). */
+#define SEL_CHUNK 4096
+enum { SEL_PLAIN, SEL_STREAM, SEL_IN_PLACE };
 
-static inline sel_state sel_begin(const void *src, void *dst, uint32_t t, uint32_t hi,
-                                  int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
-                                  size_t cap, llmk_dtype dt) {
-  sel_state st = {.src = src,
-                  .dst = dst,
-                  .vt = _mm256_set1_epi32((int)t),
-                  .vhi = _mm256_set1_epi32((int)hi),
-                  .win = hi >= t,
-                  .in_place = mode & LLMK__TKP_IN_PLACE,
-                  .idx0 = idx0,
-                  .okey = okey,
-                  .oidx = oidx,
-                  .cap = cap};
-  st.stream = (mode & LLMK__TKP_STREAM) && !st.in_place;
+typedef struct sel_c {
+  __m256i vt, vhi;   /* 32-bit keys */
+  __m256 ft;         /* without NaN: t as a value */
+  __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
+  bool win, none, fl;
+  int st; /* SEL_PLAIN, SEL_STREAM or SEL_IN_PLACE */
+} sel_c;
+
+static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt) {
+  sel_c c = {.vt = _mm256_set1_epi32((int)t),
+             .vhi = _mm256_set1_epi32((int)hi),
+             .win = hi >= t,
+             .st = mode & LLMK__TKP_IN_PLACE ? SEL_IN_PLACE
+                   : mode & LLMK__TKP_STREAM ? SEL_STREAM
+                                             : SEL_PLAIN};
   if (dt != LLMK_F32) {
     uint32_t t16 = key16_ge(t, dt),
              h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
-    st.none = t16 > 0xffff; /* nothing kept */
-    st.win = st.win && h16 > t16;
-    st.t16 = _mm256_set1_epi16((short)(st.none ? 0xffff : t16));
-    st.hi16 = _mm256_set1_epi16((short)(h16 - 1));
+    c.none = t16 > 0xffff; /* nothing kept */
+    c.win = c.win && h16 > t16;
+    c.t16 = _mm256_set1_epi16((short)(c.none ? 0xffff : t16));
+    c.hi16 = _mm256_set1_epi16((short)(h16 - 1));
   }
-  st.fl = (mode & LLMK__TKP_NO_NAN) && t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
-  st.ft = _mm256_set1_ps(st.fl ? llmk__value_of_key(t) : 0.0f);
-  st.fhi = _mm256_set1_ps(st.fl && hi >= LLMK__KEY_NINF && hi <= LLMK__KEY_PINF
-                              ? llmk__value_of_key(hi)
-                          : hi > LLMK__KEY_PINF ? __builtin_inff()
-                                                : -__builtin_inff());
-  return st;
+  c.fl = (mode & LLMK__TKP_NO_NAN) && t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
+  c.ft = _mm256_set1_ps(c.fl ? llmk__value_of_key(t) : 0.0f);
+  return c;
 }
 
-/* 8 f32 entries v written to d as select() does (keep: lanes kept); returns their mask */
-static inline unsigned sel_store8(sel_state *st, float *d, __m256i v, __m256i keep) {
-  const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
-  unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(keep));
-  st->kept += (size_t)__builtin_popcount(m);
-  if (st->stream) _mm256_stream_si256((void *)d, _mm256_blendv_epi8(ninf, v, keep));
-  else if (!st->in_place) _mm256_storeu_si256((void *)d, _mm256_blendv_epi8(ninf, v, keep));
-  else if (m != 0xff)
-    _mm256_maskstore_epi32((int *)d, _mm256_xor_si256(keep, _mm256_set1_epi32(-1)), ninf);
-  return m;
+/* v (lanes keep kept, the others -inf) stored to d as c->st says */
+static inline __attribute__((always_inline)) void sel_store(void *d, __m256i v,
+                                                            __m256i keep, __m256i ninf,
+                                                            const int st) {
+  if (st == SEL_IN_PLACE) {
+    if (!_mm256_testc_si256(keep, _mm256_set1_epi32(-1)))
+      _mm256_storeu_si256(d, _mm256_blendv_epi8(ninf, v, keep));
+  } else if (st == SEL_STREAM)
+    _mm256_stream_si256(d, _mm256_blendv_epi8(ninf, v, keep));
+  else
+    _mm256_storeu_si256(d, _mm256_blendv_epi8(ninf, v, keep));
 }
 
-static inline __attribute__((always_inline)) void sel_block16(sel_state *st, size_t i,
-                                                              const llmk_dtype dt) {
+/* The 16 entries at i written; their kept lanes counted in *acc (32-bit lanes for f32,
+ * 16-bit ones otherwise). Returns whether the block may hold window entries. */
+static inline __attribute__((always_inline)) bool sel16(const void *src, void *dst,
+                                                        size_t i, const sel_c *c,
+                                                        __m256i *acc, const llmk_dtype dt,
+                                                        const int st, const bool fl) {
   if (dt == LLMK_F32) {
-    const float *s = st->src;
-    float *d = st->dst;
-    for (size_t h = i; h < i + 16; h += 8) {
-      __m256i v = _mm256_loadu_si256((const void *)(s + h));
-      if (st->fl) { /* no NaN: compare values (keys only for gathered lanes) */
-        __m256 f = _mm256_castsi256_ps(v), kp = _mm256_cmp_ps(f, st->ft, _CMP_GE_OQ);
-        unsigned m = sel_store8(st, d + h, v, _mm256_castps_si256(kp));
-        if (st->win && m) {
-          unsigned w =
-              m & (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(f, st->fhi, _CMP_LE_OQ));
-          if (w)
-            put8(w, keys8(v), st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap,
-                 &st->c);
-        }
-      } else {
-        __m256i k = keys8(v);
-        unsigned m = sel_store8(st, d + h, v, _mm256_cmpeq_epi32(_mm256_max_epu32(k, st->vt), k));
-        if (st->win && m) {
-          unsigned w = m & in8(k, st->vt, st->vhi);
-          if (w) put8(w, k, st->idx0 + (uint32_t)h, st->okey, st->oidx, st->cap, &st->c);
-        }
-      }
+    const float *s = src;
+    float *d = dst;
+    const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
+    __m256i v0 = _mm256_loadu_si256((const void *)(s + i)),
+            v1 = _mm256_loadu_si256((const void *)(s + i + 8)), k0, k1, q0, q1;
+    if (fl) {
+      k0 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v0), c->ft, _CMP_GE_OQ));
+      k1 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v1), c->ft, _CMP_GE_OQ));
+    } else {
+      q0 = keys8(v0);
+      q1 = keys8(v1);
+      k0 = _mm256_cmpeq_epi32(_mm256_max_epu32(q0, c->vt), q0);
+      k1 = _mm256_cmpeq_epi32(_mm256_max_epu32(q1, c->vt), q1);
     }
-  } else {
-    const __m256i ninf = _mm256_set1_epi16((short)(dt == LLMK_BF16 ? 0xff80 : 0xfc00));
-    const uint16_t *s = st->src;
-    uint16_t *d = st->dst;
-    __m256i h = _mm256_loadu_si256((const void *)(s + i)), k = keys16x16(h, dt);
-    __m256i keep = _mm256_cmpeq_epi16(_mm256_max_epu16(k, st->t16), k);
-    if (st->none) keep = _mm256_setzero_si256();
-    unsigned m = (unsigned)_mm256_movemask_epi8(keep);
-    st->kept += (size_t)__builtin_popcount(m) / 2;
-    if (st->win && m) {
-      unsigned w = m & (unsigned)_mm256_movemask_epi8(
-                           _mm256_cmpeq_epi16(_mm256_min_epu16(k, st->hi16), k));
-      if (w) put16(w, h, st->idx0 + (uint32_t)i, dt, st->okey, st->oidx, st->cap, &st->c);
+    *acc = _mm256_sub_epi32(*acc, _mm256_add_epi32(k0, k1));
+    sel_store(d + i, v0, k0, ninf, st);
+    sel_store(d + i + 8, v1, k1, ninf, st);
+    if (!c->win) return false;
+    if (fl) { /* the kept lanes whose keys might be <= hi: a superset is enough here */
+      q0 = keys8(v0);
+      q1 = keys8(v1);
     }
-    if (st->in_place && m == 0xffffffffu) return;
-    __m256i v = _mm256_blendv_epi8(ninf, h, keep);
-    if (st->stream)
-      _mm256_stream_si256((void *)(d + i), v);
-    else
-      _mm256_storeu_si256((void *)(d + i), v);
+    __m256i w = _mm256_or_si256(
+        _mm256_and_si256(k0, _mm256_cmpeq_epi32(_mm256_min_epu32(q0, c->vhi), q0)),
+        _mm256_and_si256(k1, _mm256_cmpeq_epi32(_mm256_min_epu32(q1, c->vhi), q1)));
+    return !_mm256_testz_si256(w, w);
   }
+  const __m256i ninf = _mm256_set1_epi16((short)(dt == LLMK_BF16 ? 0xff80 : 0xfc00));
+  const uint16_t *s = src;
+  uint16_t *d = dst;
+  __m256i h = _mm256_loadu_si256((const void *)(s + i)), k = keys16x16(h, dt);
+  __m256i keep = _mm256_cmpeq_epi16(_mm256_max_epu16(k, c->t16), k);
+  if (c->none) keep = _mm256_setzero_si256();
+  *acc = _mm256_sub_epi16(*acc, keep);
+  sel_store(d + i, h, keep, ninf, st);
+  if (!c->win) return false;
+  __m256i w = _mm256_and_si256(keep, _mm256_cmpeq_epi16(_mm256_min_epu16(k, c->hi16), k));
+  return !_mm256_testz_si256(w, w);
 }
 
-/* the entries from i on with the scalar kernel; returns the number kept, *ng gathered */
-static size_t sel_end(sel_state *st, size_t i, size_t n, uint32_t t, uint32_t hi,
-                      int mode, llmk_dtype dt, size_t *ng) {
-  size_t r = st->c < st->cap ? st->cap - st->c : 0, o = st->c < st->cap ? st->c : st->cap,
-         part;
-  size_t kept =
-      st->kept + llmk__tkp_select_scalar(skip(st->src, dt, i), dt, n - i, t, hi,
-                                         (char *)st->dst + i * llmk_dtype_size(dt), mode,
-                                         st->idx0 + (uint32_t)i, st->okey + o,
-                                         st->oidx ? st->oidx + o : NULL, r, &part);
-  if (st->stream) _mm_sfence(); /* the streamed stores before any later one */
-  *ng = st->c + part;
+/* the kept count of a chunk's counters */
+static inline size_t sel_count(__m256i acc, const llmk_dtype dt) {
+  if (dt != LLMK_F32) acc = _mm256_madd_epi16(acc, _mm256_set1_epi16(1));
+  uint32_t l[8];
+  _mm256_storeu_si256((void *)l, acc);
+  return (size_t)l[0] + l[1] + l[2] + l[3] + l[4] + l[5] + l[6] + l[7];
+}
+
+/* the window entries of the noted blocks (at ev[0..ne) of src) into okey / oidx from
+ * cnt (up to cap); returns the new count */
+static inline __attribute__((always_inline)) size_t sel_gather(
+    const void *src, const uint32_t *ev, size_t ne, const sel_c *c, uint32_t idx0,
+    uint32_t *okey, uint32_t *oidx, size_t cap, size_t cnt, const llmk_dtype dt) {
+  for (size_t e = 0; e < ne; e++) {
+    uint32_t i = ev[e];
+    if (dt == LLMK_F32)
+      for (uint32_t h = i; h < i + 16; h += 8) {
+        __m256i k = keys8(_mm256_loadu_si256((const void *)((const float *)src + h)));
+        put8(in8(k, c->vt, c->vhi), k, idx0 + h, okey, oidx, cap, &cnt);
+      }
+    else {
+      __m256i h = _mm256_loadu_si256((const void *)((const uint16_t *)src + i)),
+              k = keys16x16(h, dt);
+      __m256i in = _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_max_epu16(k, c->t16), k),
+                                    _mm256_cmpeq_epi16(_mm256_min_epu16(k, c->hi16), k));
+      if (!c->none)
+        put16((unsigned)_mm256_movemask_epi8(in), h, idx0 + i, dt, okey, oidx, cap, &cnt);
+    }
+  }
+  return cnt;
+}
+
+/* select() over the blocks of n entries (n a multiple of 16); returns the number kept,
+ * *cnt counts the gathered ones */
+static inline __attribute__((always_inline)) size_t select_blocks(
+    const void *src, void *dst, size_t n, const sel_c *c, uint32_t idx0, uint32_t *okey,
+    uint32_t *oidx, size_t cap, size_t *cnt, const llmk_dtype dt, const int st,
+    const bool fl) {
+  uint32_t ev[SEL_CHUNK / 16];
+  size_t kept = 0, g = *cnt;
+  for (size_t c0 = 0; c0 < n; c0 += SEL_CHUNK) {
+    size_t c1 = n - c0 < SEL_CHUNK ? n : c0 + SEL_CHUNK, ne = 0;
+    __m256i acc = _mm256_setzero_si256();
+    for (size_t i = c0; i < c1; i += 16) {
+      ev[ne] = (uint32_t)i;
+      ne += sel16(src, dst, i, c, &acc, dt, st, fl);
+    }
+    kept += sel_count(acc, dt);
+    g = sel_gather(src, ev, ne, c, idx0, okey, oidx, cap, g, dt);
+  }
+  *cnt = g;
   return kept;
 }
 
@@ -437,22 +467,39 @@ static inline __attribute__((always_inline)) size_t select_t(
     uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap, size_t *ng,
     const llmk_dtype dt) {
   size_t esz = dt == LLMK_F32 ? 4 : 2, i = 0;
-  if ((uintptr_t)dst % esz) mode &= ~LLMK__TKP_STREAM;
+  if ((uintptr_t)dst % esz || (mode & LLMK__TKP_IN_PLACE)) mode &= ~LLMK__TKP_STREAM;
   if (mode & LLMK__TKP_STREAM) { /* up to the first 32-byte boundary of dst: scalar */
     i = (32 - (uintptr_t)dst % 32) % 32 / esz;
     i = i < n ? i : n;
   }
-  size_t c0 = 0, k0 = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey,
-                                              oidx, cap, &c0);
-  sel_state st =
-      sel_begin(skip(src, dt, i), (char *)dst + i * esz, t, hi, mode, idx0 + (uint32_t)i,
-                okey + (c0 < cap ? c0 : cap), oidx ? oidx + (c0 < cap ? c0 : cap) : NULL,
-                c0 < cap ? cap - c0 : 0, dt);
-  size_t j = 0;
-  for (; j + 16 <= n - i; j += 16) sel_block16(&st, j, dt);
-  size_t kept = sel_end(&st, j, n - i, t, hi, mode, dt, ng);
-  *ng += c0;
-  return kept + k0;
+  size_t cnt = 0, kept = llmk__tkp_select_scalar(src, dt, i, t, hi, dst, mode, idx0, okey,
+                                                 oidx, cap, &cnt);
+  size_t nb = (n - i) & ~(size_t)15;
+  sel_c c = sel_consts(t, hi, mode, dt);
+  const void *s = skip(src, dt, i);
+  void *d = (char *)dst + i * esz;
+  uint32_t i0 = idx0 + (uint32_t)i;
+  if (dt == LLMK_F32 && c.fl) {
+    if (c.st == SEL_IN_PLACE)
+      kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, true);
+    else if (c.st == SEL_STREAM)
+      kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_STREAM, true);
+    else
+      kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_PLAIN, true);
+  } else if (c.st == SEL_IN_PLACE)
+    kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, false);
+  else if (c.st == SEL_STREAM)
+    kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_STREAM, false);
+  else
+    kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_PLAIN, false);
+  i += nb;
+  size_t part, o = cnt < cap ? cnt : cap;
+  kept += llmk__tkp_select_scalar(skip(src, dt, i), dt, n - i, t, hi,
+                                  (char *)dst + i * esz, mode, idx0 + (uint32_t)i,
+                                  okey + o, oidx ? oidx + o : NULL, cap - o, &part);
+  if (mode & LLMK__TKP_STREAM) _mm_sfence(); /* the streamed stores before any later one */
+  *ng = cnt + part;
+  return kept;
 }
 
 size_t llmk__tkp_select_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t t,
@@ -552,51 +599,78 @@ static inline __attribute__((always_inline)) void mass_bins_t(
   const __m256 vmax = _mm256_set1_ps(max), vmin = _mm256_set1_ps(xmin);
   uint64_t w[2][16] = {{0}}; /* to start with: value 0 to bin 0 */
   int cur = 0, mode = 0;
-  sel_state st = {0};
+  sel_c sc = {0};
+  uint32_t ev[SEL_CHUNK / 16];
+  size_t kept = 0, cnt = 0, nb = n & ~(size_t)15;
   if (SEL) { /* streamed only where the rows' blocks are 32-byte aligned */
     mode = rd->sel_mode;
-    if ((uintptr_t)rd->sel_dst % 32) mode &= ~LLMK__TKP_STREAM;
-    st = sel_begin(rd->sel_src, rd->sel_dst, rd->sel_t, rd->sel_hi, mode, rd->sel_idx0,
-                   rd->sel_okey, rd->sel_oidx, rd->sel_cap, dt);
+    if ((uintptr_t)rd->sel_dst % 32 || (mode & LLMK__TKP_IN_PLACE))
+      mode &= ~LLMK__TKP_STREAM;
+    sc = sel_consts(rd->sel_t, rd->sel_hi, mode, dt);
   }
   __m256 mk0 = _mm256_set1_ps(-__builtin_inff()), mk1 = mk0, mnan = _mm256_setzero_ps();
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16, cur ^= 1) {
-    __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
-    __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
-    __m256 mn = _mm256_min_ps(d0, d1);
-    /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
-    bool big =
-        _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
-    if (big || _mm256_movemask_ps(
-                   _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
-      e0 = llmk__avx2_exp_nonpos_ge69(d0);
-      e1 = llmk__avx2_exp_nonpos_ge69(d1);
-    } else
-      exp_nonpos2(&d0, &d1, &e0, &e1);
-    add_words16(tab, w[cur ^ 1]);
-    if (big && !XMIN) {
-      mass_words8_big(e0, w[cur]);
-      mass_words8_big(e1, w[cur] + 8);
-    } else {
-      mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
-      mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
+  for (size_t c0 = 0; c0 < nb; c0 += SEL_CHUNK) {
+    size_t c1 = nb - c0 < SEL_CHUNK ? nb : c0 + SEL_CHUNK, ne = 0;
+    __m256i acc = _mm256_setzero_si256();
+    for (size_t i = c0; i < c1; i += 16, cur ^= 1) {
+      __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
+      __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
+      __m256 mn = _mm256_min_ps(d0, d1);
+      /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
+      bool big =
+          _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
+      if (big || _mm256_movemask_ps(
+                     _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
+        e0 = llmk__avx2_exp_nonpos_ge69(d0);
+        e1 = llmk__avx2_exp_nonpos_ge69(d1);
+      } else
+        exp_nonpos2(&d0, &d1, &e0, &e1);
+      add_words16(tab, w[cur ^ 1]);
+      if (big && !XMIN) {
+        mass_words8_big(e0, w[cur]);
+        mass_words8_big(e1, w[cur] + 8);
+      } else {
+        mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
+        mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
+      }
+      if (SEL) {
+        ev[ne] = (uint32_t)i;
+        if (sc.st == SEL_IN_PLACE)
+          ne += sel16(rd->sel_src, rd->sel_dst, i, &sc, &acc, dt, SEL_IN_PLACE, sc.fl);
+        else if (sc.st == SEL_STREAM)
+          ne += sel16(rd->sel_src, rd->sel_dst, i, &sc, &acc, dt, SEL_STREAM, sc.fl);
+        else
+          ne += sel16(rd->sel_src, rd->sel_dst, i, &sc, &acc, dt, SEL_PLAIN, sc.fl);
+      }
+      if (MX) {
+        __m256 a = load8(rd->max_src, i, dt), b = load8(rd->max_src, i + 8, dt);
+        mk0 = _mm256_max_ps(mk0, a);
+        mk1 = _mm256_max_ps(mk1, b);
+        mnan = _mm256_or_ps(mnan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+      }
     }
-    if (SEL) sel_block16(&st, i, dt);
-    if (MX) {
-      __m256 a = load8(rd->max_src, i, dt), b = load8(rd->max_src, i + 8, dt);
-      mk0 = _mm256_max_ps(mk0, a);
-      mk1 = _mm256_max_ps(mk1, b);
-      mnan = _mm256_or_ps(mnan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+    if (SEL) {
+      kept += sel_count(acc, dt);
+      cnt = sel_gather(rd->sel_src, ev, ne, &sc, rd->sel_idx0, rd->sel_okey, rd->sel_oidx,
+                       rd->sel_cap, cnt, dt);
     }
   }
   add_words16(tab, w[cur ^ 1]);
-  llmk__tkp_mass_bins_scalar(skip(src, dt, i), dt, n - i, max, xmin, tab, NULL);
-  if (SEL)
-    rd->sel_kept = sel_end(&st, i, n, rd->sel_t, rd->sel_hi, mode, dt, &rd->sel_ng);
+  llmk__tkp_mass_bins_scalar(skip(src, dt, nb), dt, n - nb, max, xmin, tab, NULL);
+  if (SEL) {
+    size_t part, o = cnt < rd->sel_cap ? cnt : rd->sel_cap;
+    rd->sel_kept =
+        kept + llmk__tkp_select_scalar(skip(rd->sel_src, dt, nb), dt, n - nb, rd->sel_t,
+                                       rd->sel_hi, (char *)rd->sel_dst + nb * llmk_dtype_size(dt),
+                                       mode, rd->sel_idx0 + (uint32_t)nb, rd->sel_okey + o,
+                                       rd->sel_oidx ? rd->sel_oidx + o : NULL,
+                                       rd->sel_cap - o, &part);
+    if (mode & LLMK__TKP_STREAM) _mm_sfence();
+    rd->sel_ng = cnt + part;
+  }
   if (MX) {
-    uint32_t k = i ? key_of_max8(_mm256_max_ps(mk0, mk1), mnan) : 0;
-    uint32_t t = llmk__tkp_max_key_scalar(skip(rd->max_src, dt, i), dt, n - i);
+    uint32_t k = nb ? key_of_max8(_mm256_max_ps(mk0, mk1), mnan) : 0;
+    uint32_t t = llmk__tkp_max_key_scalar(skip(rd->max_src, dt, nb), dt, n - nb);
     rd->max_key = t > k ? t : k;
   }
 }
