@@ -481,13 +481,16 @@ static inline __attribute__((always_inline)) size_t select_t(
   uint32_t i0 = idx0 + (uint32_t)i;
   if (dt == LLMK_F32 && c.fl) {
     if (c.st == SEL_IN_PLACE)
-      kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, true);
+      kept +=
+          select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, true);
     else if (c.st == SEL_STREAM)
-      kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_STREAM, true);
+      kept +=
+          select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_STREAM, true);
     else
       kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_PLAIN, true);
   } else if (c.st == SEL_IN_PLACE)
-    kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, false);
+    kept +=
+        select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, false);
   else if (c.st == SEL_STREAM)
     kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_STREAM, false);
   else
@@ -497,7 +500,8 @@ static inline __attribute__((always_inline)) size_t select_t(
   kept += llmk__tkp_select_scalar(skip(src, dt, i), dt, n - i, t, hi,
                                   (char *)dst + i * esz, mode, idx0 + (uint32_t)i,
                                   okey + o, oidx ? oidx + o : NULL, cap - o, &part);
-  if (mode & LLMK__TKP_STREAM) _mm_sfence(); /* the streamed stores before any later one */
+  if (mode & LLMK__TKP_STREAM)
+    _mm_sfence(); /* the streamed stores before any later one */
   *ng = cnt + part;
   return kept;
 }
@@ -617,8 +621,8 @@ static inline __attribute__((always_inline)) void mass_bins_t(
       __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
       __m256 mn = _mm256_min_ps(d0, d1);
       /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
-      bool big =
-          _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
+      bool big = _mm256_movemask_ps(
+                     _mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
       if (big || _mm256_movemask_ps(
                      _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
         e0 = llmk__avx2_exp_nonpos_ge69(d0);
@@ -660,11 +664,11 @@ static inline __attribute__((always_inline)) void mass_bins_t(
   if (SEL) {
     size_t part, o = cnt < rd->sel_cap ? cnt : rd->sel_cap;
     rd->sel_kept =
-        kept + llmk__tkp_select_scalar(skip(rd->sel_src, dt, nb), dt, n - nb, rd->sel_t,
-                                       rd->sel_hi, (char *)rd->sel_dst + nb * llmk_dtype_size(dt),
-                                       mode, rd->sel_idx0 + (uint32_t)nb, rd->sel_okey + o,
-                                       rd->sel_oidx ? rd->sel_oidx + o : NULL,
-                                       rd->sel_cap - o, &part);
+        kept + llmk__tkp_select_scalar(
+                   skip(rd->sel_src, dt, nb), dt, n - nb, rd->sel_t, rd->sel_hi,
+                   (char *)rd->sel_dst + nb * llmk_dtype_size(dt), mode,
+                   rd->sel_idx0 + (uint32_t)nb, rd->sel_okey + o,
+                   rd->sel_oidx ? rd->sel_oidx + o : NULL, rd->sel_cap - o, &part);
     if (mode & LLMK__TKP_STREAM) _mm_sfence();
     rd->sel_ng = cnt + part;
   }
