@@ -594,6 +594,27 @@ static inline void add_words16(uint64_t *tab, const uint64_t *w) {
     *(uint64_t *)(void *)(t + (q % 4) * LLMK__TKP_MB_STRIDE * 8 + (uint32_t)w[q]) += w[q] >> 32;
 }
 
+/* sel16 over the blocks [c0, c1) of a chunk; the blocks that may hold window entries go
+ * to ev; returns how many */
+static inline __attribute__((always_inline)) size_t sel_run(const void *src, void *dst,
+                                                            size_t c0, size_t c1,
+                                                            const sel_c *c, __m256i *acc,
+                                                            uint32_t *ev, const llmk_dtype dt,
+                                                            const int st) {
+  size_t ne = 0;
+  if (c->fl && dt == LLMK_F32)
+    for (size_t i = c0; i < c1; i += 16) {
+      ev[ne] = (uint32_t)i;
+      ne += sel16(src, dst, i, c, acc, dt, st, true);
+    }
+  else
+    for (size_t i = c0; i < c1; i += 16) {
+      ev[ne] = (uint32_t)i;
+      ne += sel16(src, dst, i, c, acc, dt, st, false);
+    }
+  return ne;
+}
+
 static inline __attribute__((always_inline)) void mass_bins_t(
     const void *src, size_t n, float max, float xmin, uint64_t *tab, llmk__tkp_rider *rd,
     const llmk_dtype dt, const bool SEL, const bool MX, const bool XMIN) {
@@ -612,6 +633,9 @@ static inline __attribute__((always_inline)) void mass_bins_t(
       mode &= ~LLMK__TKP_STREAM;
     sc = sel_consts(rd->sel_t, rd->sel_hi, mode, dt);
   }
+  /* the rider's rows in locals: stores through them cannot change them */
+  const void *ss = SEL ? rd->sel_src : NULL, *ms = MX ? rd->max_src : NULL;
+  void *sd = SEL ? rd->sel_dst : NULL;
   __m256 mk0 = _mm256_set1_ps(-__builtin_inff()), mk1 = mk0, mnan = _mm256_setzero_ps();
   for (size_t c0 = 0; c0 < nb; c0 += SEL_CHUNK) {
     size_t c1 = nb - c0 < SEL_CHUNK ? nb : c0 + SEL_CHUNK, ne = 0;
@@ -637,22 +661,24 @@ static inline __attribute__((always_inline)) void mass_bins_t(
         mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
         mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
       }
-      if (SEL) {
-        ev[ne] = (uint32_t)i;
-        if (sc.st == SEL_IN_PLACE)
-          ne += sel16(rd->sel_src, rd->sel_dst, i, &sc, &acc, dt, SEL_IN_PLACE, sc.fl);
-        else if (sc.st == SEL_STREAM)
-          ne += sel16(rd->sel_src, rd->sel_dst, i, &sc, &acc, dt, SEL_STREAM, sc.fl);
-        else
-          ne += sel16(rd->sel_src, rd->sel_dst, i, &sc, &acc, dt, SEL_PLAIN, sc.fl);
-      }
-      if (MX) {
-        __m256 a = load8(rd->max_src, i, dt), b = load8(rd->max_src, i + 8, dt);
+    }
+    /* the rider's work on the same chunk, in loops of their own (in the mass loop, its
+     * values would not fit in the registers) */
+    if (SEL) {
+      if (sc.st == SEL_IN_PLACE)
+        ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt, SEL_IN_PLACE);
+      else if (sc.st == SEL_STREAM)
+        ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt, SEL_STREAM);
+      else
+        ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt, SEL_PLAIN);
+    }
+    if (MX)
+      for (size_t i = c0; i < c1; i += 16) {
+        __m256 a = load8(ms, i, dt), b = load8(ms, i + 8, dt);
         mk0 = _mm256_max_ps(mk0, a);
         mk1 = _mm256_max_ps(mk1, b);
         mnan = _mm256_or_ps(mnan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
       }
-    }
     if (SEL) {
       kept += sel_count(acc, dt);
       cnt = sel_gather(rd->sel_src, ev, ne, &sc, rd->sel_idx0, rd->sel_okey, rd->sel_oidx,
