@@ -596,11 +596,9 @@ static inline void add_words16(uint64_t *tab, const uint64_t *w) {
 
 /* sel16 over the blocks [c0, c1) of a chunk; the blocks that may hold window entries go
  * to ev; returns how many */
-static inline __attribute__((always_inline)) size_t sel_run(const void *src, void *dst,
-                                                            size_t c0, size_t c1,
-                                                            const sel_c *c, __m256i *acc,
-                                                            uint32_t *ev, const llmk_dtype dt,
-                                                            const int st) {
+static inline __attribute__((always_inline)) size_t sel_run(
+    const void *src, void *dst, size_t c0, size_t c1, const sel_c *c, __m256i *acc,
+    uint32_t *ev, const llmk_dtype dt, const int st) {
   size_t ne = 0;
   if (c->fl && dt == LLMK_F32)
     for (size_t i = c0; i < c1; i += 16) {
