@@ -1105,11 +1105,14 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
    * stay), write the row keeping them all and gather them at the same time */
   int64_t ncand = -1;
   uint32_t tw = 0, tau;
-  bool written = false;
+  bool written = false, all = false; /* all: the write masked every entry */
   if (has_k && k >= 1 && k <= V - 1 && pivot_tau(s, &rc, V, k, &tau)) {
     if (contiguous && !wj.in_place && !(has_m && min_p > 0.0f)) {
+      /* every entry masked; the few that stay are written once they are known */
+      wj.mode |= LLMK__TKP_MASK_ALL;
       ncand = write_gathering(tm, &wj, V, tw = tau, UINT32_MAX, s->ckey, s->cidx);
-      written = true;
+      wj.mode &= ~LLMK__TKP_MASK_ALL;
+      written = all = true;
     } else {
       ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
     }
@@ -1123,7 +1126,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
     li = s->cidx;
     n = ncand;
   } else {
-    written = false; /* the pivot missed (tau is above the k-th): write again */
+    written = all = false; /* the pivot missed (tau is above the k-th): write again */
   }
   bool select = contiguous && rr.min_e == 0.0f;
   if (!select) need_keys(pl, tm, s, &rc);
@@ -1133,6 +1136,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
       wj.mode |= LLMK__TKP_NO_NAN; /* the largest is finite */
       nwin = write_gathering(tm, &wj, V, tw = rr.win_lo, rr.win_hi, s->bk, s->cidx);
       written = true;
+      all = false;
     } else {
       nwin = gather_window(pl, tm, s, &rc, &rr, s->cidx);
     }
@@ -1166,8 +1170,19 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
    * group as one, its members being equal */
   bool group_kept = !(rr.min_e > 0.0f &&
                       llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) - rr.max) < rr.min_e);
-  size_t dstep = (size_t)pl->out.s1 * llmk_dtype_size(pl->out.dtype);
-  if (lk) {
+  size_t esz = llmk_dtype_size(pl->out.dtype), dstep = (size_t)pl->out.s1 * esz;
+  if (lk && all) { /* the survivors written (contiguous rows; min_e from p == 1 only) */
+    for (int64_t i = 0; i < n; i++) {
+      bool tie = rr.have_p && lk[i] == rr.pb.key && (int64_t)li[i] < rr.tie_cut;
+      bool keep = lk[i] >= thr && !tie;
+      if (keep && rr.min_e > 0.0f)
+        keep = llmk__exp_nonpos(llmk__value_of_key(lk[i]) - rr.max) >= rr.min_e;
+      if (keep) {
+        memcpy(wj.dst + (size_t)li[i] * esz, wj.src + (size_t)li[i] * esz, esz);
+        kept++;
+      }
+    }
+  } else if (lk) {
     for (int64_t i = 0; i < n; i++) {
       bool tie = rr.have_p && lk[i] == rr.pb.key && (int64_t)li[i] < rr.tie_cut;
       if (lk[i] >= tw && (lk[i] < thr || tie)) {

@@ -76,8 +76,10 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     memset(ob, 0, (n + 8) * 4);
     int mode = inp ? LLMK__TKP_IN_PLACE : (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
     if (no_nan && tu_rand_range(0, 1)) mode |= LLMK__TKP_NO_NAN;
+    bool all = !inp && tu_rand_range(0, 3) == 0; /* not in place (see tkp.h) */
+    if (all) mode |= LLMK__TKP_MASK_ALL;
     size_t off =
-        mode == LLMK__TKP_STREAM ? (size_t)tu_rand_range(0, 7) : 0; /* misaligned */
+        mode & LLMK__TKP_STREAM ? (size_t)tu_rand_range(0, 7) : 0; /* misaligned */
     uint8_t *pa = da + off * esz, *pb = db + off * esz;
     if (inp) {
       memcpy(pa, src, n * esz);
@@ -87,12 +89,14 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
                            ia, cap, &nga);
     size_t kpb = k->select(inp ? (const void *)pb : src, dt, n, t, hi, pb, mode, idx0, ob,
                            ib, cap, &ngb);
-    bool ok = kpa == ge && kpb == ge && nga == inw && ngb == inw;
+    size_t want_kept = all ? 0 : ge;
+    bool ok = kpa == want_kept && kpb == want_kept && nga == inw && ngb == inw;
     for (size_t i = 0, c = 0; i < n; i++) { /* kept: the same bits; masked: -inf */
       float got;
       llmk_convert(&got, LLMK_F32, pa + i * esz, dt, 1);
-      ok = ok && (kw[i] >= t ? !memcmp(pa + i * esz, (const char *)src + i * esz, esz)
-                             : isinf(got) && got < 0);
+      ok = ok &&
+           (kw[i] >= t && !all ? !memcmp(pa + i * esz, (const char *)src + i * esz, esz)
+                               : isinf(got) && got < 0);
       if (kw[i] >= t && kw[i] <= hi) {
         if (c < cap) ok = ok && oa[c] == kw[i] && ia[c] == idx0 + i;
         c++;

@@ -1214,10 +1214,12 @@ static void test_errors(void) {
  *            output is another buffer), top-p among them;
  *   miss     k = 2000 with large values exactly where the pivot samples, so that fewer
  *            than k lie above its threshold: the row is decided by histogram and
- *            written again (k alone, or with p, which may mask what tau would). */
-enum { P_WINDOW, P_CROWDED, P_MINP, P_BIGK, P_PIVOT, P_MISS, P_COUNT };
-static const char *const pname[P_COUNT] = {"window", "crowded", "minp",
-                                           "bigk",   "pivot",   "miss"};
+ *            written again (k alone, or with p, which may mask what tau would);
+ *   zero     k = 50 with p = 1 over a row whose largest is 200 above the rest: the
+ *            other candidates have probability exactly 0, which p = 1 masks. */
+enum { P_WINDOW, P_CROWDED, P_MINP, P_BIGK, P_PIVOT, P_MISS, P_ZERO, P_COUNT };
+static const char *const pname[P_COUNT] = {"window", "crowded", "minp", "bigk",
+                                           "pivot",  "miss",    "zero"};
 
 static void path_row(float *x, int64_t V, int path, llmk_dtype dt) {
   if (path == P_CROWDED) {
@@ -1235,6 +1237,7 @@ static void path_row(float *x, int64_t V, int path, llmk_dtype dt) {
         x[at + j] = (float)(6.0 + gauss());
   } else {
     for (int64_t i = 0; i < V; i++) x[i] = (float)(2.0 * gauss());
+    if (path == P_ZERO) x[tu_rand_range(0, V - 1)] = 200.0f;
   }
   for (int64_t i = 0; i < V; i++) x[i] = rnd(dt, x[i]);
 }
@@ -1256,7 +1259,7 @@ static void test_paths(void) {
         c.inplace = lay == 1;
         c.has_p = path != P_MISS || lay % 2; /* k alone: the entries below tau are kept */
         c.p_f32 = c.dt != LLMK_F32 && tu_rand_range(0, 1);
-        c.has_k = path == P_BIGK || path == P_PIVOT || path == P_MISS;
+        c.has_k = path == P_BIGK || path == P_PIVOT || path == P_MISS || path == P_ZERO;
         c.has_mp = path == P_MINP;
         c.mp_f32 = c.p_f32;
         c.kept = (int)tu_rand_range(0, 2);
@@ -1267,6 +1270,7 @@ static void test_paths(void) {
           static const float ps[3] = {0.5f, 0.9f, 0.99f};
           for (int tries = 0;; tries++) {
             c.p[r] = c.p_f32 ? ps[tries % 3] : rnd(c.dt, ps[tries % 3]);
+            if (path == P_ZERO) c.p[r] = 1.0f;
             path_row(c.x + r * c.V, c.V, path, c.dt);
             tkp_ref_args a = row_args(&c, r);
             tkp_ref_info in;

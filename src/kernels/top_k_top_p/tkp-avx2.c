@@ -324,7 +324,7 @@ typedef struct sel_c {
   __m256i vt, vhi;   /* 32-bit keys */
   __m256 ft;         /* without NaN: t as a value */
   __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
-  bool win, none, fl;
+  bool win, none, fl, all; /* all: LLMK__TKP_MASK_ALL */
   int st; /* SEL_PLAIN, SEL_STREAM or SEL_IN_PLACE */
 } sel_c;
 
@@ -332,6 +332,7 @@ static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt)
   sel_c c = {.vt = _mm256_set1_epi32((int)t),
              .vhi = _mm256_set1_epi32((int)hi),
              .win = hi >= t,
+             .all = mode & LLMK__TKP_MASK_ALL,
              .st = mode & LLMK__TKP_IN_PLACE ? SEL_IN_PLACE
                    : mode & LLMK__TKP_STREAM ? SEL_STREAM
                                              : SEL_PLAIN};
@@ -372,39 +373,42 @@ static inline __attribute__((always_inline)) bool sel16(const void *src, void *d
     float *d = dst;
     const __m256i ninf = _mm256_set1_epi32((int)0xff800000u);
     __m256i v0 = _mm256_loadu_si256((const void *)(s + i)),
-            v1 = _mm256_loadu_si256((const void *)(s + i + 8)), k0, k1, q0, q1;
+            v1 = _mm256_loadu_si256((const void *)(s + i + 8)), g0, g1, q0, q1;
     if (fl) {
-      k0 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v0), c->ft, _CMP_GE_OQ));
-      k1 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v1), c->ft, _CMP_GE_OQ));
+      g0 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v0), c->ft, _CMP_GE_OQ));
+      g1 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v1), c->ft, _CMP_GE_OQ));
     } else {
       q0 = keys8(v0);
       q1 = keys8(v1);
-      k0 = _mm256_cmpeq_epi32(_mm256_max_epu32(q0, c->vt), q0);
-      k1 = _mm256_cmpeq_epi32(_mm256_max_epu32(q1, c->vt), q1);
+      g0 = _mm256_cmpeq_epi32(_mm256_max_epu32(q0, c->vt), q0);
+      g1 = _mm256_cmpeq_epi32(_mm256_max_epu32(q1, c->vt), q1);
     }
+    __m256i k0 = c->all ? _mm256_setzero_si256() : g0,
+            k1 = c->all ? _mm256_setzero_si256() : g1;
     *acc = _mm256_sub_epi32(*acc, _mm256_add_epi32(k0, k1));
     sel_store(d + i, v0, k0, ninf, st);
     sel_store(d + i + 8, v1, k1, ninf, st);
     if (!c->win) return false;
-    if (fl) { /* the kept lanes whose keys might be <= hi: a superset is enough here */
+    if (fl) { /* the lanes >= t whose keys might be <= hi: a superset is enough here */
       q0 = keys8(v0);
       q1 = keys8(v1);
     }
     __m256i w = _mm256_or_si256(
-        _mm256_and_si256(k0, _mm256_cmpeq_epi32(_mm256_min_epu32(q0, c->vhi), q0)),
-        _mm256_and_si256(k1, _mm256_cmpeq_epi32(_mm256_min_epu32(q1, c->vhi), q1)));
+        _mm256_and_si256(g0, _mm256_cmpeq_epi32(_mm256_min_epu32(q0, c->vhi), q0)),
+        _mm256_and_si256(g1, _mm256_cmpeq_epi32(_mm256_min_epu32(q1, c->vhi), q1)));
     return !_mm256_testz_si256(w, w);
   }
   const __m256i ninf = _mm256_set1_epi16((short)(dt == LLMK_BF16 ? 0xff80 : 0xfc00));
   const uint16_t *s = src;
   uint16_t *d = dst;
   __m256i h = _mm256_loadu_si256((const void *)(s + i)), k = keys16x16(h, dt);
-  __m256i keep = _mm256_cmpeq_epi16(_mm256_max_epu16(k, c->t16), k);
-  if (c->none) keep = _mm256_setzero_si256();
+  __m256i ge = _mm256_cmpeq_epi16(_mm256_max_epu16(k, c->t16), k);
+  if (c->none) ge = _mm256_setzero_si256();
+  __m256i keep = c->all ? _mm256_setzero_si256() : ge;
   *acc = _mm256_sub_epi16(*acc, keep);
   sel_store(d + i, h, keep, ninf, st);
   if (!c->win) return false;
-  __m256i w = _mm256_and_si256(keep, _mm256_cmpeq_epi16(_mm256_min_epu16(k, c->hi16), k));
+  __m256i w = _mm256_and_si256(ge, _mm256_cmpeq_epi16(_mm256_min_epu16(k, c->hi16), k));
   return !_mm256_testz_si256(w, w);
 }
 

@@ -77,16 +77,16 @@ size_t llmk__tkp_select_scalar(const void *src, llmk_dtype dt, size_t n, uint32_
                                uint32_t hi, void *dst, int mode, uint32_t idx0,
                                uint32_t *okey, uint32_t *oidx, size_t cap, size_t *ng) {
   size_t kept = 0, esz = llmk_dtype_size(dt), c = 0;
-  bool in_place = mode & LLMK__TKP_IN_PLACE;
+  bool in_place = mode & LLMK__TKP_IN_PLACE, all = mode & LLMK__TKP_MASK_ALL;
   for (size_t i = 0; i < n; i++) {
     uint32_t k = llmk__key_of(at(src, dt, i));
-    bool keep = k >= t;
+    bool keep = k >= t && !all;
     kept += keep;
     if (!keep)
       llmk__store_f32((char *)dst + i * esz, dt, -INFINITY);
     else if (!in_place)
       memcpy((char *)dst + i * esz, (const char *)src + i * esz, esz);
-    if (keep && k <= hi) {
+    if (k >= t && k <= hi) {
       if (c < cap) {
         okey[c] = k;
         if (oidx) oidx[c] = idx0 + (uint32_t)i;

@@ -84,8 +84,14 @@ static inline int llmk__tkp_ebin_shift(int bin) {
 }
 
 /* select modes: in place; streaming stores; the row has no NaN (values may be compared
- * instead of keys) */
-enum { LLMK__TKP_IN_PLACE = 1, LLMK__TKP_STREAM = 2, LLMK__TKP_NO_NAN = 4 };
+ * instead of keys); every entry written as -inf, none kept (the entries >= t are still
+ * gathered as in the window; not with LLMK__TKP_IN_PLACE) */
+enum {
+  LLMK__TKP_IN_PLACE = 1,
+  LLMK__TKP_STREAM = 2,
+  LLMK__TKP_NO_NAN = 4,
+  LLMK__TKP_MASK_ALL = 8
+};
 
 /* Work that rides along a mass_bins pass (whose exp leaves the memory idle): a select()
  * of another row (when sel_src is not NULL; results in sel_kept and sel_ng), and the
@@ -134,7 +140,9 @@ typedef struct llmk__tkp_kernels {
   /* dst[i] = key(src[i]) >= t ? src[i] : -inf (elements of dt); with LLMK__TKP_IN_PLACE
    * in mode (dst == src) only the masked elements need be written; with LLMK__TKP_STREAM,
    * stores may bypass the caches. Returns the number kept. The entries with t <= key <=
-   * hi (none if hi < t) are also gathered as by gather, *ng = their number. */
+   * hi (none if hi < t) are also gathered as by gather, *ng = their number. With
+   * LLMK__TKP_MASK_ALL, every entry is written as -inf and 0 is returned; the gathering
+   * is the same. */
   size_t (*select)(const void *src, llmk_dtype dt, size_t n, uint32_t t, uint32_t hi,
                    void *dst, int mode, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
                    size_t cap, size_t *ng);
