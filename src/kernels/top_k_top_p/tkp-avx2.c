@@ -322,9 +322,9 @@ enum { SEL_PLAIN, SEL_STREAM, SEL_IN_PLACE };
 
 typedef struct sel_c {
   __m256i vt, vhi;   /* 32-bit keys */
-  __m256 ft;         /* without NaN: t as a value */
+  __m256 ft;         /* fl: t as a value */
   __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
-  bool win, none, fl, all; /* all: LLMK__TKP_MASK_ALL */
+  bool win, none, fl, all, hi_all; /* all: LLMK__TKP_MASK_ALL; hi_all: every key <= hi */
   int st; /* SEL_PLAIN, SEL_STREAM or SEL_IN_PLACE */
 } sel_c;
 
@@ -344,7 +344,9 @@ static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt)
     c.t16 = _mm256_set1_epi16((short)(c.none ? 0xffff : t16));
     c.hi16 = _mm256_set1_epi16((short)(h16 - 1));
   }
-  c.fl = (mode & LLMK__TKP_NO_NAN) && t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
+  /* key >= t is x >= value(t) or x NaN, for t from -inf to +inf (-0 == +0 as keys) */
+  c.fl = t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
+  c.hi_all = hi == UINT32_MAX;
   c.ft = _mm256_set1_ps(c.fl ? llmk__value_of_key(t) : 0.0f);
   return c;
 }
@@ -375,8 +377,8 @@ static inline __attribute__((always_inline)) bool sel16(const void *src, void *d
     __m256i v0 = _mm256_loadu_si256((const void *)(s + i)),
             v1 = _mm256_loadu_si256((const void *)(s + i + 8)), g0, g1, q0, q1;
     if (fl) {
-      g0 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v0), c->ft, _CMP_GE_OQ));
-      g1 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v1), c->ft, _CMP_GE_OQ));
+      g0 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v0), c->ft, _CMP_NLT_UQ));
+      g1 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v1), c->ft, _CMP_NLT_UQ));
     } else {
       q0 = keys8(v0);
       q1 = keys8(v1);
@@ -389,6 +391,7 @@ static inline __attribute__((always_inline)) bool sel16(const void *src, void *d
     sel_store(d + i, v0, k0, ninf, st);
     sel_store(d + i + 8, v1, k1, ninf, st);
     if (!c->win) return false;
+    if (c->hi_all) return !_mm256_testz_si256(_mm256_or_si256(g0, g1), _mm256_or_si256(g0, g1));
     if (fl) { /* the lanes >= t whose keys might be <= hi: a superset is enough here */
       q0 = keys8(v0);
       q1 = keys8(v1);
