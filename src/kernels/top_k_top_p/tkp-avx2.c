@@ -322,7 +322,7 @@ enum { SEL_PLAIN, SEL_STREAM, SEL_IN_PLACE };
 
 typedef struct sel_c {
   __m256i vt, vhi;   /* 32-bit keys */
-  __m256 ft;         /* fl: t as a value */
+  __m256 ft, fhi;    /* fl: t and hi as values */
   __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
   bool win, none, fl, all, hi_all; /* all: LLMK__TKP_MASK_ALL; hi_all: every key <= hi */
   int st; /* SEL_PLAIN, SEL_STREAM or SEL_IN_PLACE */
@@ -348,6 +348,10 @@ static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt)
   c.fl = t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
   c.hi_all = hi == UINT32_MAX;
   c.ft = _mm256_set1_ps(c.fl ? llmk__value_of_key(t) : 0.0f);
+  /* key <= hi is x <= value(hi) (ordered: NaN is above every hi but the last); hi >= t */
+  c.fhi = _mm256_set1_ps(!c.fl ? 0.0f
+                         : hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi)
+                                                : __builtin_inff());
   return c;
 }
 
@@ -392,9 +396,13 @@ static inline __attribute__((always_inline)) bool sel16(const void *src, void *d
     sel_store(d + i + 8, v1, k1, ninf, st);
     if (!c->win) return false;
     if (c->hi_all) return !_mm256_testz_si256(_mm256_or_si256(g0, g1), _mm256_or_si256(g0, g1));
-    if (fl) { /* the lanes >= t whose keys might be <= hi: a superset is enough here */
-      q0 = keys8(v0);
-      q1 = keys8(v1);
+    if (fl) {
+      __m256 w = _mm256_or_ps(
+          _mm256_and_ps(_mm256_castsi256_ps(g0),
+                        _mm256_cmp_ps(_mm256_castsi256_ps(v0), c->fhi, _CMP_LE_OQ)),
+          _mm256_and_ps(_mm256_castsi256_ps(g1),
+                        _mm256_cmp_ps(_mm256_castsi256_ps(v1), c->fhi, _CMP_LE_OQ)));
+      return !_mm256_testz_ps(w, w);
     }
     __m256i w = _mm256_or_si256(
         _mm256_and_si256(g0, _mm256_cmpeq_epi32(_mm256_min_epu32(q0, c->vhi), q0)),
