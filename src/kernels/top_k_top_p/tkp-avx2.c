@@ -639,7 +639,7 @@ static inline __attribute__((always_inline)) void mass_bins_t(
   int cur = 0, mode = 0;
   sel_c sc = {0};
   uint32_t ev[SEL_CHUNK / 16];
-  size_t kept = 0, cnt = 0, nb = n & ~(size_t)15;
+  size_t kept = 0, cnt = 0, nb = n & ~(size_t)15, esz = dt == LLMK_F32 ? 4 : 2;
   if (SEL) { /* streamed only where the rows' blocks are 32-byte aligned */
     mode = rd->sel_mode;
     if ((uintptr_t)rd->sel_dst % 32 || (mode & LLMK__TKP_IN_PLACE))
@@ -654,6 +654,9 @@ static inline __attribute__((always_inline)) void mass_bins_t(
     size_t c1 = nb - c0 < SEL_CHUNK ? nb : c0 + SEL_CHUNK, ne = 0;
     __m256i acc = _mm256_setzero_si256();
     for (size_t i = c0; i < c1; i += 16, cur ^= 1) {
+      /* the rider's rows one chunk ahead: their loops, short and fast, would wait */
+      if (MX) _mm_prefetch((const char *)ms + (i + SEL_CHUNK) * esz, _MM_HINT_T0);
+      if (SEL) _mm_prefetch((const char *)ss + (i + SEL_CHUNK) * esz, _MM_HINT_T0);
       __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
       __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
       __m256 mn = _mm256_min_ps(d0, d1);
