@@ -657,6 +657,8 @@ static inline __attribute__((always_inline)) void mass_bins_t(
       /* the rider's rows one chunk ahead: their loops, short and fast, would wait */
       if (MX) _mm_prefetch((const char *)ms + (i + SEL_CHUNK) * esz, _MM_HINT_T0);
       if (SEL) _mm_prefetch((const char *)ss + (i + SEL_CHUNK) * esz, _MM_HINT_T0);
+      if (SEL && sc.st == SEL_PLAIN) /* its output too (streamed stores need none) */
+        __builtin_prefetch((char *)sd + (i + SEL_CHUNK) * esz, 1, 3);
       __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
       __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
       __m256 mn = _mm256_min_ps(d0, d1);
