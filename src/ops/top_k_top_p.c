@@ -557,7 +557,14 @@ static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_
   uint64_t tl = 0, th = 0;
   pl->kern->masses(s->bx, keys, (size_t)n, max, 0, 0, 0, s->cmass, NULL, &tl, &th);
   if (thr > 0.0f) target = scaled_target(thr, below + ((u128)th << 32) + tl);
-  for (uint32_t sh = 0; n > 1 && sh < 32 && (uint64_t)(kmax - kmin) >> sh; sh += 11) {
+  if (n <= 64) /* a few (top-k's survivors): an insertion sort, not 2048-bin passes */
+    for (int64_t i = 1; i < n; i++) {
+      uint32_t v = pa[i], kv = keys[v];
+      int64_t j = i;
+      for (; j > 0 && keys[pa[j - 1]] > kv; j--) pa[j] = pa[j - 1];
+      pa[j] = v;
+    }
+  for (uint32_t sh = 0; n > 64 && sh < 32 && (uint64_t)(kmax - kmin) >> sh; sh += 11) {
     memset(s->count, 0, (HBINS + 1) * 4);
     for (int64_t i = 0; i < n; i++)
       s->count[((keys[i] - kmin) >> sh & (HBINS - 1)) + 1]++;
