@@ -440,13 +440,18 @@ static void prefetch_sample(const vec *v, int64_t r, int64_t V) {
       __builtin_prefetch(base + (size_t)(sample_run_at(V, runs, q) + j) * esz);
 }
 
-static bool pivot_tau(const scratch *s, const rowctx *rc, int64_t V, int64_t k,
-                      uint32_t *tau) {
+static bool pivot_tau(const tkp_plan *pl, const scratch *s, const rowctx *rc, int64_t V,
+                      int64_t k, uint32_t *tau) {
   int64_t runs = sample_runs(V), ns = 0;
   if (k > (CAND_CAP - 1) / 4 || runs < 8 || V > UINT32_MAX) return false;
-  for (int64_t r = 0; r < runs; r++)
-    for (int64_t j = 0, at = sample_run_at(V, runs, r); j < RUN; j++)
-      s->bk[ns++] = llmk__key_of(llmk__load_f32(src_at(rc, at + j), rc->dt));
+  for (int64_t r = 0; r < runs; r++, ns += RUN) {
+    int64_t at = sample_run_at(V, runs, r);
+    if (rc->dt == LLMK_F32)
+      pl->kern->keys((const float *)src_at(rc, at), RUN, s->bk + ns);
+    else
+      for (int64_t j = 0; j < RUN; j++)
+        s->bk[ns + j] = llmk__key_of(llmk__load_f32(src_at(rc, at + j), rc->dt));
+  }
   int64_t rank = 2 * k * ns / V + 8; /* about 2k + 8 V / ns entries of the row above it */
   *tau = select_kth(s->bk, ns, rank, s->sk);
   return true;
@@ -1113,7 +1118,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   int64_t ncand = -1;
   uint32_t tw = 0, tau;
   bool written = false, all = false; /* all: the write masked every entry */
-  if (has_k && k >= 1 && k <= V - 1 && pivot_tau(s, &rc, V, k, &tau)) {
+  if (has_k && k >= 1 && k <= V - 1 && pivot_tau(pl, s, &rc, V, k, &tau)) {
     if (contiguous && !wj.in_place && !(has_m && min_p > 0.0f)) {
       /* every entry masked; the few that stay are written once they are known */
       wj.mode |= LLMK__TKP_MASK_ALL;
@@ -1282,7 +1287,7 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
                  .max_key = ymax};
     int64_t k = has_k ? get_i(&pl->k, r) : 0, ncand = -1;
     uint32_t tau;
-    if (has_k && k >= 1 && k <= V - 1 && pivot_tau(s, &rc, V, k, &tau))
+    if (has_k && k >= 1 && k <= V - 1 && pivot_tau(pl, s, &rc, V, k, &tau))
       ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
     filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m,
                has_m ? get_f(&pl->min_p, r) : 0, ncand, &rr);
