@@ -43,11 +43,28 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   }
   TU_CHECK(s->max_key(src, dt, n) == want && k->max_key(src, dt, n) == want,
            "%s max_key %s n=%zu", name, dn, n);
+  /* thresholds at the ends of the key ranges (-inf, +inf, +0, NaN and their neighbours),
+   * where select compares values instead of keys or stops doing so */
+  static const uint32_t edges[] = {0,
+                                   LLMK__KEY_NINF - 1,
+                                   LLMK__KEY_NINF,
+                                   LLMK__KEY_NINF + 1,
+                                   0x7fffffffu,
+                                   0x80000000u,
+                                   0x80000001u,
+                                   LLMK__KEY_PINF - 1,
+                                   LLMK__KEY_PINF,
+                                   LLMK__KEY_PINF + 1,
+                                   LLMK__KEY_NAN - 1,
+                                   LLMK__KEY_NAN};
+  const int64_t nedges = (int64_t)(sizeof edges / sizeof edges[0]);
   uint32_t t = n ? kw[tu_rand_range(0, (int64_t)n - 1)] : 0x80000000u;
   if (tu_rand_range(0, 3) == 0) t = (uint32_t)tu_rand_u64();
+  if (tu_rand_range(0, 3) == 0) t = edges[tu_rand_range(0, nedges - 1)];
   /* a window [t, hi] (empty when hi < t) */
   uint32_t hi = n ? kw[tu_rand_range(0, (int64_t)n - 1)] : t;
   if (tu_rand_range(0, 3) == 0) hi = UINT32_MAX;
+  if (tu_rand_range(0, 3) == 0) hi = edges[tu_rand_range(0, nedges - 1)];
   uint32_t idx0 = (uint32_t)tu_rand_range(0, 1000);
   size_t cap = (size_t)tu_rand_range(0, (int64_t)n + 1), ge = 0, inw = 0;
   for (size_t i = 0; i < n; i++) {
