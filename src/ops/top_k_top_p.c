@@ -541,11 +541,39 @@ static u128 scaled_target(float thr, u128 Z) {
   return shift >= 128 ? 0 : prod >> shift;
 }
 
+/* pa[0..n) (positions into keys) sorted by key: by insertion for a few, else by an LSD
+ * radix sort ping-ponging with pb; returns the sorted array (pa or pb) */
+static uint32_t *sort_positions(const scratch *s, const uint32_t *keys, int64_t n,
+                                uint32_t kmin, uint32_t kmax, uint32_t *pa, uint32_t *pb) {
+  if (n <= 64) { /* not 2048-bin passes for a few (top-k's survivors) */
+    for (int64_t i = 1; i < n; i++) {
+      uint32_t v = pa[i], kv = keys[v];
+      int64_t j = i;
+      for (; j > 0 && keys[pa[j - 1]] > kv; j--) pa[j] = pa[j - 1];
+      pa[j] = v;
+    }
+    return pa;
+  }
+  for (uint32_t sh = 0; sh < 32 && (uint64_t)(kmax - kmin) >> sh; sh += 11) {
+    memset(s->count, 0, (HBINS + 1) * 4);
+    for (int64_t i = 0; i < n; i++)
+      s->count[((keys[pa[i]] - kmin) >> sh & (HBINS - 1)) + 1]++;
+    for (int d = 1; d <= HBINS; d++) s->count[d] += s->count[d - 1];
+    for (int64_t i = 0; i < n; i++)
+      pb[s->count[(keys[pa[i]] - kmin) >> sh & (HBINS - 1)]++] = pa[i];
+    uint32_t *t = pa;
+    pa = pb;
+    pb = t;
+  }
+  return pa;
+}
+
 /* The top-p boundary among n <= CAND_CAP entries given by their keys (none NaN, none
- * above max_key), `below` being the mass of all smaller survivors: the entries in key
- * order (an LSD radix sort of their positions, ping-ponging between pa and pb), their
- * masses summed until the sum passes target (or, with thr > 0, floor(thr * the total
- * mass of below and these)). Values go to s->bx, masses to s->cmass. */
+ * above max_key), `below` being the mass of all smaller survivors: their masses summed
+ * in key order until the sum passes target (or, with thr > 0, floor(thr * the total mass
+ * of below and these)). Many entries are first binned by the top 8 bits of their keys'
+ * range, with each bin's exact mass, and only the bin where the sum passes target is
+ * sorted. Values go to s->bx, masses to s->cmass. */
 static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_t *keys,
                              int64_t n, float max, uint32_t max_key, u128 target,
                              u128 below, float thr, uint32_t *pa, uint32_t *pb) {
@@ -556,43 +584,51 @@ static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_
     n_max += keys[i] == max_key;
     kmin = keys[i] < kmin ? keys[i] : kmin;
     kmax = keys[i] > kmax ? keys[i] : kmax;
-    pa[i] = (uint32_t)i;
   }
   boundary b = {max_key, n_max - 1}; /* nothing crosses: only the last maximum stays */
   uint64_t tl = 0, th = 0;
   pl->kern->masses(s->bx, keys, (size_t)n, max, 0, 0, 0, s->cmass, NULL, &tl, &th);
   if (thr > 0.0f) target = scaled_target(thr, below + ((u128)th << 32) + tl);
-  if (n <= 64) /* a few (top-k's survivors): an insertion sort, not 2048-bin passes */
-    for (int64_t i = 1; i < n; i++) {
-      uint32_t v = pa[i], kv = keys[v];
-      int64_t j = i;
-      for (; j > 0 && keys[pa[j - 1]] > kv; j--) pa[j] = pa[j - 1];
-      pa[j] = v;
-    }
-  for (uint32_t sh = 0; n > 64 && sh < 32 && (uint64_t)(kmax - kmin) >> sh; sh += 11) {
-    memset(s->count, 0, (HBINS + 1) * 4);
-    for (int64_t i = 0; i < n; i++)
-      s->count[((keys[i] - kmin) >> sh & (HBINS - 1)) + 1]++;
-    for (int d = 1; d <= HBINS; d++) s->count[d] += s->count[d - 1];
-    for (int64_t i = 0; i < n; i++)
-      pb[s->count[(keys[pa[i]] - kmin) >> sh & (HBINS - 1)]++] = pa[i];
-    uint32_t *t = pa;
-    pa = pb;
-    pb = t;
-  }
   u128 cum = below;
-  for (int64_t i = 0; i < n;) { /* one group of equal keys at a time */
-    uint32_t k = keys[pa[i]];
-    uint64_t m = s->cmass[pa[i]];
+  int64_t m = 0;
+  if (n <= 64) {
+    for (int64_t i = 0; i < n; i++) pa[i] = (uint32_t)i;
+    m = n;
+  } else {
+    enum { D = 256 };
+    int sh = 0;
+    while (((uint64_t)(kmax - kmin) >> sh) >= D) sh++;
+    u128 dm[D];
+    uint32_t dc[D];
+    memset(dm, 0, sizeof dm);
+    memset(dc, 0, sizeof dc);
+    for (int64_t i = 0; i < n; i++) {
+      uint32_t d = (keys[i] - kmin) >> sh;
+      dm[d] += s->cmass[i];
+      dc[d]++;
+    }
+    uint32_t d = 0;
+    for (; d < D; d++) {
+      if (dc[d] && cum + dm[d] > target) break;
+      cum += dm[d];
+    }
+    if (d == D) return b;
+    for (int64_t i = 0; i < n; i++)
+      if ((keys[i] - kmin) >> sh == d) pa[m++] = (uint32_t)i;
+  }
+  const uint32_t *o = sort_positions(s, keys, m, kmin, kmax, pa, pb);
+  for (int64_t i = 0; i < m;) { /* one group of equal keys at a time */
+    uint32_t k = keys[o[i]];
+    uint64_t w = s->cmass[o[i]];
     int64_t j = i;
-    while (j < n && keys[pa[j]] == k) j++;
-    if (cum + (u128)m * (uint64_t)(j - i) > target) {
-      int64_t c = (int64_t)((target - cum) / m); /* m > 0 here: the first c are masked */
+    while (j < m && keys[o[j]] == k) j++;
+    if (cum + (u128)w * (uint64_t)(j - i) > target) {
+      int64_t c = (int64_t)((target - cum) / w); /* w > 0 here: the first c are masked */
       b.key = k;
       b.masked_in_group = k == max_key && c > n_max - 1 ? n_max - 1 : c;
       return b;
     }
-    cum += (u128)m * (uint64_t)(j - i);
+    cum += (u128)w * (uint64_t)(j - i);
     i = j;
   }
   return b;
