@@ -1114,10 +1114,11 @@ static int64_t mask_tie_group(const tkp_plan *pl, const rowctx *rc, const row_re
 }
 
 /* One row: decide, write, then mask what the write kept too much. A write keeps the
- * entries >= tw; when tw is below the final threshold (a pivot's tau, a top-p window's
- * lowest key), the entries between them must be in the gathered list (keys lk, indices
- * li, n of them), which is also how the first members of the top-p tie group are found
- * (else by find_eq from the start of the row). */
+ * entries >= tw; when tw is below the final threshold (a top-p window's lowest key), the
+ * entries between them must be in the gathered list (keys lk, indices li, n of them),
+ * which is also how the first members of the top-p tie group are found (else by find_eq
+ * from the start of the row). The top-k pivot's write masks every entry instead, and the
+ * survivors among its candidates are copied afterwards. */
 static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, int64_t r) {
   int64_t V = pl->V;
   scratch local = *s0, *s = &local;
@@ -1150,7 +1151,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   memset(&rr, 0, sizeof rr); /* write_part reads min_e */
   wj.rr = &rr;
   /* top-k by pivot: gather its candidates, or, writing to another buffer (the logits
-   * stay), write the row keeping them all and gather them at the same time */
+   * stay), write the row masking every entry and gather them at the same time */
   int64_t ncand = -1;
   uint32_t tw = 0, tau;
   bool written = false, all = false; /* all: the write masked every entry */
