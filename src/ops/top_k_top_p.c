@@ -1182,7 +1182,6 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   if (rr.pending) { /* the top-p boundary lies in a window of keys: gather it */
     int64_t nwin;
     if (select) {                  /* while writing the row, keeping it whole */
-      wj.mode |= LLMK__TKP_NO_NAN; /* the largest is finite */
       nwin = write_gathering(tm, &wj, V, tw = rr.win_lo, rr.win_hi, s->bk, s->cidx);
       written = true;
       all = false;
@@ -1629,10 +1628,7 @@ static prow pipe_start(const tkp_plan *pl, int64_t r) {
   q.dst = (char *)elem(&pl->out, r, 0);
   bool in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                   pl->out.s1 == pl->logits.s1;
-  q.mode = (in_place     ? LLMK__TKP_IN_PLACE
-            : pl->stream ? LLMK__TKP_STREAM
-                         : 0) |
-           LLMK__TKP_NO_NAN;
+  q.mode = in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0;
   return q;
 }
 

@@ -36,11 +36,7 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   static uint8_t da[4 * N + 64], db[4 * N + 64];
   const char *dn = llmk_dtype_name(dt);
   uint32_t want = 0;
-  bool no_nan = true;
-  for (size_t i = 0; i < n; i++) {
-    want = kw[i] > want ? kw[i] : want;
-    no_nan = no_nan && kw[i] != LLMK__KEY_NAN;
-  }
+  for (size_t i = 0; i < n; i++) want = kw[i] > want ? kw[i] : want;
   TU_CHECK(s->max_key(src, dt, n) == want && k->max_key(src, dt, n) == want,
            "%s max_key %s n=%zu", name, dn, n);
   /* thresholds at the ends of the key ranges (-inf, +inf, +0, NaN and their neighbours),
@@ -92,7 +88,6 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     memset(oa, 0, (n + 8) * 4);
     memset(ob, 0, (n + 8) * 4);
     int mode = inp ? LLMK__TKP_IN_PLACE : (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
-    if (no_nan && tu_rand_range(0, 1)) mode |= LLMK__TKP_NO_NAN;
     bool all = !inp && tu_rand_range(0, 3) == 0; /* not in place (see tkp.h) */
     if (all) mode |= LLMK__TKP_MASK_ALL;
     size_t off =
@@ -151,7 +146,6 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     memcpy(msrc + i * esz2, (const char *)src + (i + 1) % n * esz2, esz2);
   }
   int rmode = (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
-  if (tu_rand_range(0, 1)) rmode |= LLMK__TKP_NO_NAN; /* finite rows here */
   size_t roff = (size_t)tu_rand_range(0, 1) * 32;     /* aligned or not */
   static uint32_t rka[N + 8], rkb[N + 8], ria[N + 8], rib[N + 8];
   llmk__tkp_rider ra = {.sel_src = rsrc,

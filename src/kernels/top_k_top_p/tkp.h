@@ -83,15 +83,9 @@ static inline int llmk__tkp_ebin_shift(int bin) {
   return s > 0 ? s : 0;
 }
 
-/* select modes: in place; streaming stores; the row has no NaN (values may be compared
- * instead of keys); every entry written as -inf, none kept (the entries >= t are still
- * gathered as in the window; not with LLMK__TKP_IN_PLACE) */
-enum {
-  LLMK__TKP_IN_PLACE = 1,
-  LLMK__TKP_STREAM = 2,
-  LLMK__TKP_NO_NAN = 4,
-  LLMK__TKP_MASK_ALL = 8
-};
+/* select modes: in place; streaming stores; every entry written as -inf, none kept (the
+ * entries >= t are still gathered as in the window; not with LLMK__TKP_IN_PLACE) */
+enum { LLMK__TKP_IN_PLACE = 1, LLMK__TKP_STREAM = 2, LLMK__TKP_MASK_ALL = 4 };
 
 /* Work that rides along a mass_bins pass (whose exp leaves the memory idle): a select()
  * of another row (when sel_src is not NULL; results in sel_kept and sel_ng), and the
