@@ -544,7 +544,8 @@ static u128 scaled_target(float thr, u128 Z) {
 /* pa[0..n) (positions into keys) sorted by key: by insertion for a few, else by an LSD
  * radix sort ping-ponging with pb; returns the sorted array (pa or pb) */
 static uint32_t *sort_positions(const scratch *s, const uint32_t *keys, int64_t n,
-                                uint32_t kmin, uint32_t kmax, uint32_t *pa, uint32_t *pb) {
+                                uint32_t kmin, uint32_t kmax, uint32_t *pa,
+                                uint32_t *pb) {
   if (n <= 64) { /* not 2048-bin passes for a few (top-k's survivors) */
     for (int64_t i = 1; i < n; i++) {
       uint32_t v = pa[i], kv = keys[v];
@@ -1181,7 +1182,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   if (!select) need_keys(pl, tm, s, &rc);
   if (rr.pending) { /* the top-p boundary lies in a window of keys: gather it */
     int64_t nwin;
-    if (select) {                  /* while writing the row, keeping it whole */
+    if (select) { /* while writing the row, keeping it whole */
       nwin = write_gathering(tm, &wj, V, tw = rr.win_lo, rr.win_hi, s->bk, s->cidx);
       written = true;
       all = false;

@@ -325,7 +325,7 @@ typedef struct sel_c {
   __m256 ft, fhi;    /* fl: t and hi as values */
   __m256i t16, hi16; /* f16 / bf16: the thresholds as 16-bit keys (see keys16x16) */
   bool win, none, fl, all, hi_all; /* all: LLMK__TKP_MASK_ALL; hi_all: every key <= hi */
-  int st; /* SEL_PLAIN, SEL_STREAM or SEL_IN_PLACE */
+  int st;                          /* SEL_PLAIN, SEL_STREAM or SEL_IN_PLACE */
 } sel_c;
 
 static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt) {
@@ -349,7 +349,7 @@ static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt)
   c.hi_all = hi == UINT32_MAX;
   c.ft = _mm256_set1_ps(c.fl ? llmk__value_of_key(t) : 0.0f);
   /* key <= hi is x <= value(hi) (ordered: NaN is above every hi but the last); hi >= t */
-  c.fhi = _mm256_set1_ps(!c.fl ? 0.0f
+  c.fhi = _mm256_set1_ps(!c.fl                  ? 0.0f
                          : hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi)
                                                 : __builtin_inff());
   return c;
@@ -381,8 +381,10 @@ static inline __attribute__((always_inline)) bool sel16(const void *src, void *d
     __m256i v0 = _mm256_loadu_si256((const void *)(s + i)),
             v1 = _mm256_loadu_si256((const void *)(s + i + 8)), g0, g1, q0, q1;
     if (fl) {
-      g0 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v0), c->ft, _CMP_NLT_UQ));
-      g1 = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v1), c->ft, _CMP_NLT_UQ));
+      g0 =
+          _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v0), c->ft, _CMP_NLT_UQ));
+      g1 =
+          _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(v1), c->ft, _CMP_NLT_UQ));
     } else {
       q0 = keys8(v0);
       q1 = keys8(v1);
@@ -395,7 +397,8 @@ static inline __attribute__((always_inline)) bool sel16(const void *src, void *d
     sel_store(d + i, v0, k0, ninf, st);
     sel_store(d + i + 8, v1, k1, ninf, st);
     if (!c->win) return false;
-    if (c->hi_all) return !_mm256_testz_si256(_mm256_or_si256(g0, g1), _mm256_or_si256(g0, g1));
+    if (c->hi_all)
+      return !_mm256_testz_si256(_mm256_or_si256(g0, g1), _mm256_or_si256(g0, g1));
     if (fl) {
       __m256 w = _mm256_or_ps(
           _mm256_and_ps(_mm256_castsi256_ps(g0),
