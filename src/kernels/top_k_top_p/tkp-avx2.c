@@ -458,21 +458,49 @@ static inline __attribute__((always_inline)) size_t sel_gather(
   return cnt;
 }
 
+/* sel16 over the blocks [c0, c1) of a chunk; the blocks that may hold window entries go
+ * to ev; returns how many */
+static inline __attribute__((always_inline)) size_t sel_loop(
+    const void *src, void *dst, size_t c0, size_t c1, const sel_c *c, __m256i *acc,
+    uint32_t *ev, const llmk_dtype dt, const int st, const bool fl) {
+  size_t ne = 0;
+  for (size_t i = c0; i < c1; i += 16) {
+    ev[ne] = (uint32_t)i;
+    ne += sel16(src, dst, i, c, acc, dt, st, fl);
+  }
+  return ne;
+}
+
+/* sel_loop with the store mode and the compares of c, chosen once per chunk */
+static inline __attribute__((always_inline)) size_t sel_run(const void *src, void *dst,
+                                                            size_t c0, size_t c1,
+                                                            const sel_c *c, __m256i *acc,
+                                                            uint32_t *ev, const llmk_dtype dt) {
+  bool fl = c->fl && dt == LLMK_F32;
+  switch (c->st) {
+    case SEL_IN_PLACE:
+      return fl ? sel_loop(src, dst, c0, c1, c, acc, ev, dt, SEL_IN_PLACE, true)
+                : sel_loop(src, dst, c0, c1, c, acc, ev, dt, SEL_IN_PLACE, false);
+    case SEL_STREAM:
+      return fl ? sel_loop(src, dst, c0, c1, c, acc, ev, dt, SEL_STREAM, true)
+                : sel_loop(src, dst, c0, c1, c, acc, ev, dt, SEL_STREAM, false);
+    default:
+      return fl ? sel_loop(src, dst, c0, c1, c, acc, ev, dt, SEL_PLAIN, true)
+                : sel_loop(src, dst, c0, c1, c, acc, ev, dt, SEL_PLAIN, false);
+  }
+}
+
 /* select() over the blocks of n entries (n a multiple of 16); returns the number kept,
  * *cnt counts the gathered ones */
 static inline __attribute__((always_inline)) size_t select_blocks(
     const void *src, void *dst, size_t n, const sel_c *c, uint32_t idx0, uint32_t *okey,
-    uint32_t *oidx, size_t cap, size_t *cnt, const llmk_dtype dt, const int st,
-    const bool fl) {
+    uint32_t *oidx, size_t cap, size_t *cnt, const llmk_dtype dt) {
   uint32_t ev[SEL_CHUNK / 16];
   size_t kept = 0, g = *cnt;
   for (size_t c0 = 0; c0 < n; c0 += SEL_CHUNK) {
-    size_t c1 = n - c0 < SEL_CHUNK ? n : c0 + SEL_CHUNK, ne = 0;
+    size_t c1 = n - c0 < SEL_CHUNK ? n : c0 + SEL_CHUNK;
     __m256i acc = _mm256_setzero_si256();
-    for (size_t i = c0; i < c1; i += 16) {
-      ev[ne] = (uint32_t)i;
-      ne += sel16(src, dst, i, c, &acc, dt, st, fl);
-    }
+    size_t ne = sel_run(src, dst, c0, c1, c, &acc, ev, dt);
     kept += sel_count(acc, dt);
     g = sel_gather(src, ev, ne, c, idx0, okey, oidx, cap, g, dt);
   }
@@ -494,25 +522,8 @@ static inline __attribute__((always_inline)) size_t select_t(
                                                  oidx, cap, &cnt);
   size_t nb = (n - i) & ~(size_t)15;
   sel_c c = sel_consts(t, hi, mode, dt);
-  const void *s = skip(src, dt, i);
-  void *d = (char *)dst + i * esz;
-  uint32_t i0 = idx0 + (uint32_t)i;
-  if (dt == LLMK_F32 && c.fl) {
-    if (c.st == SEL_IN_PLACE)
-      kept +=
-          select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, true);
-    else if (c.st == SEL_STREAM)
-      kept +=
-          select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_STREAM, true);
-    else
-      kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_PLAIN, true);
-  } else if (c.st == SEL_IN_PLACE)
-    kept +=
-        select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_IN_PLACE, false);
-  else if (c.st == SEL_STREAM)
-    kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_STREAM, false);
-  else
-    kept += select_blocks(s, d, nb, &c, i0, okey, oidx, cap, &cnt, dt, SEL_PLAIN, false);
+  kept += select_blocks(skip(src, dt, i), (char *)dst + i * esz, nb, &c, idx0 + (uint32_t)i,
+                        okey, oidx, cap, &cnt, dt);
   i += nb;
   size_t part, o = cnt < cap ? cnt : cap;
   kept += llmk__tkp_select_scalar(skip(src, dt, i), dt, n - i, t, hi,
@@ -612,25 +623,6 @@ static inline void add_words16(uint64_t *tab, const uint64_t *w) {
     *(uint64_t *)(void *)(t + (q % 4) * LLMK__TKP_MB_STRIDE * 8 + (uint32_t)w[q]) += w[q] >> 32;
 }
 
-/* sel16 over the blocks [c0, c1) of a chunk; the blocks that may hold window entries go
- * to ev; returns how many */
-static inline __attribute__((always_inline)) size_t sel_run(
-    const void *src, void *dst, size_t c0, size_t c1, const sel_c *c, __m256i *acc,
-    uint32_t *ev, const llmk_dtype dt, const int st) {
-  size_t ne = 0;
-  if (c->fl && dt == LLMK_F32)
-    for (size_t i = c0; i < c1; i += 16) {
-      ev[ne] = (uint32_t)i;
-      ne += sel16(src, dst, i, c, acc, dt, st, true);
-    }
-  else
-    for (size_t i = c0; i < c1; i += 16) {
-      ev[ne] = (uint32_t)i;
-      ne += sel16(src, dst, i, c, acc, dt, st, false);
-    }
-  return ne;
-}
-
 static inline __attribute__((always_inline)) void mass_bins_t(
     const void *src, size_t n, float max, float xmin, uint64_t *tab, llmk__tkp_rider *rd,
     const llmk_dtype dt, const bool SEL, const bool MX, const bool XMIN) {
@@ -685,14 +677,7 @@ static inline __attribute__((always_inline)) void mass_bins_t(
     }
     /* the rider's work on the same chunk, in loops of their own (in the mass loop, its
      * values would not fit in the registers) */
-    if (SEL) {
-      if (sc.st == SEL_IN_PLACE)
-        ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt, SEL_IN_PLACE);
-      else if (sc.st == SEL_STREAM)
-        ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt, SEL_STREAM);
-      else
-        ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt, SEL_PLAIN);
-    }
+    if (SEL) ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt);
     if (MX)
       for (size_t i = c0; i < c1; i += 16) {
         __m256 a = load8(ms, i, dt), b = load8(ms, i + 8, dt);
