@@ -1,6 +1,8 @@
 /* apply_top_k_top_p against the sort-based reference (a stable sort of every row, as
  * CANN's and vLLM's goldens do it, run in this process on the same threads) and against
  * one plain read + write pass over the same logits (memcpy), side by side in this run.
+ * For top-p alone, also the floor of any exact design: the largest value of each row,
+ * exp(x - max) of every entry with the library's own exp, and the read + write pass.
  * Usage: bench_top_k_top_p [threads] (default 2). */
 #include <math.h>
 #include <omp.h>
@@ -11,10 +13,94 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "kernels/common/exp.h" /* the library's exp: the floor is its cost */
 #include "llmk/llmk.h"
 
 static int threads = 2;
 static llmk_context *ctx;
+
+/* The floor's two loops over x[0, n) of one row: its largest value, and the sum of
+ * exp(x - max) (summed so that the work is done), with the library's kernels' exp. */
+static float row_max_scalar(const float *x, size_t n) {
+  float m = -INFINITY;
+  for (size_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
+  return m;
+}
+static float exp_sum_scalar(const float *x, size_t n, float max) {
+  float s = 0;
+  for (size_t i = 0; i < n; i++) s += llmk__exp_nonpos(x[i] - max);
+  return s;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#include "kernels/common/exp-avx2.h"
+static float row_max_avx2(const float *x, size_t n) {
+  __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+  }
+  float f[8], m = row_max_scalar(x + i, n - i);
+  _mm256_storeu_ps(f, _mm256_max_ps(m0, m1));
+  for (int j = 0; j < 8; j++) m = f[j] > m ? f[j] : m;
+  return m;
+}
+static float exp_sum_avx2(const float *x, size_t n, float max) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, vm = _mm256_set1_ps(max);
+  size_t i = 0; /* the mass pass's exp where its rows stay above max - 69, as here */
+  for (; i + 16 <= n; i += 16) {
+    s0 = _mm256_add_ps(
+        s0, llmk__avx2_exp_nonpos_ge69(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm)));
+    s1 = _mm256_add_ps(
+        s1, llmk__avx2_exp_nonpos_ge69(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm)));
+  }
+  float f[8], s = exp_sum_scalar(x + i, n - i, max);
+  _mm256_storeu_ps(f, _mm256_add_ps(s0, s1));
+  for (int j = 0; j < 8; j++) s += f[j];
+  return s;
+}
+#pragma GCC pop_options
+#endif
+static bool floor_simd(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return llmk_get_isa() != LLMK_ISA_SCALAR;
+#else
+  return false;
+#endif
+}
+
+/* The floor's passes over the B rows of V entries, on the threads, each thread taking a
+ * contiguous part of the whole (rows split as the op splits a single row): 0 the largest
+ * value of every row into rmax, 1 the exps. */
+static volatile float floor_sink;
+static double floor_pass(int which, const float *x, int64_t B, int64_t V, float *rmax) {
+  double t0 = bench_now();
+#pragma omp parallel num_threads(threads)
+  {
+    int id = omp_get_thread_num(), nt = omp_get_num_threads();
+    int64_t n = B * V, a = n / nt * id, b = id == nt - 1 ? n : n / nt * (id + 1);
+    float acc = 0;
+    for (int64_t i = a; i < b;) {
+      int64_t r = i / V, e = (r + 1) * V < b ? (r + 1) * V : b;
+      const float *row = x + i;
+      size_t len = (size_t)(e - i);
+      if (which == 0) {
+        float m = floor_simd() ? row_max_avx2(row, len) : row_max_scalar(row, len);
+#pragma omp critical
+        rmax[r] = m > rmax[r] ? m : rmax[r];
+      } else {
+        acc += floor_simd() ? exp_sum_avx2(row, len, rmax[r])
+                            : exp_sum_scalar(row, len, rmax[r]);
+      }
+      i = e;
+    }
+    floor_sink = acc;
+  }
+  return bench_now() - t0;
+}
 
 typedef struct pair {
   float v;
@@ -128,8 +214,15 @@ static void run(const config *c) {
     if (d && c->p >= 0 && margin[b] < 64) close += d; /* f32 rounding decides it */
   }
   int reps = 15;
-  double t[32], m[32];
+  double t[32], m[32], fm[32], fe[32];
+  bool floor = c->k == 0 && c->p >= 0 && c->dtype == LLMK_F32;
+  float *rmax = malloc((size_t)c->B * sizeof *rmax);
   for (int i = 0; i < reps; i++) {
+    if (floor) {
+      for (int64_t b = 0; b < c->B; b++) rmax[b] = -INFINITY;
+      fm[i] = floor_pass(0, logits, c->B, c->V, rmax);
+      fe[i] = floor_pass(1, logits, c->B, c->V, rmax);
+    }
     t0 = bench_now();
     llmk_apply_top_k_top_p(w, ws, plan, ctx);
     t[i] = bench_now() - t0;
@@ -150,10 +243,20 @@ static void run(const config *c) {
   if (diff)
     printf("    %zu entries differ, %zu of them in rows whose cumulative sum comes within 64 ulp "
            "of 1-p (decided by f32 rounding)\n", diff, close);
+  if (floor) {
+    double tm = bench_median(fm, reps), te = bench_median(fe, reps);
+    printf(
+        "    floor of any exact top-p: largest values %.3f ms + exp of every entry (%s) "
+        "%.3f ms"
+        " + the pass = %.2fx the pass; this op %.2fx the floor\n",
+        tm * 1e3, floor_simd() ? "avx2" : "scalar", te * 1e3, (tm + te + pass) / pass,
+        op / (tm + te + pass));
+  }
   fflush(stdout);
   llmk_plan_destroy(plan);
   free(margin);
   free(x); free(ref); free(logits); free(out); free(copy); free(pv); free(kv); free(w); free(got);
+  free(rmax);
 }
 
 int main(int argc, char **argv) {
