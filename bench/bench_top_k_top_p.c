@@ -28,7 +28,7 @@ static float row_max_scalar(const float *x, size_t n) {
 }
 static float exp_sum_scalar(const float *x, size_t n, float max) {
   float s = 0;
-  for (size_t i = 0; i < n; i++) s += llmk__exp_nonpos(x[i] - max);
+  for (size_t i = 0; i < n; i++) s += llmk__exp_nonpos_fma(x[i] - max);
   return s;
 }
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -53,9 +53,9 @@ static float exp_sum_avx2(const float *x, size_t n, float max) {
   size_t i = 0; /* the mass pass's exp where its rows stay above max - 69, as here */
   for (; i + 16 <= n; i += 16) {
     s0 = _mm256_add_ps(
-        s0, llmk__avx2_exp_nonpos_ge69(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm)));
-    s1 = _mm256_add_ps(
-        s1, llmk__avx2_exp_nonpos_ge69(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm)));
+        s0, llmk__avx2_exp_nonpos_fma_ge69(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm)));
+    s1 = _mm256_add_ps(s1, llmk__avx2_exp_nonpos_fma_ge69(
+                               _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm)));
   }
   float f[8], s = exp_sum_scalar(x + i, n - i, max);
   _mm256_storeu_ps(f, _mm256_add_ps(s0, s1));

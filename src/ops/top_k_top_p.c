@@ -789,7 +789,8 @@ static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
 }
 /* The mass bin of an entry of key k (not NaN) when the largest is max */
 static int mass_bin_of_key(uint32_t k, float max) {
-  return llmk__tkp_ebin(llmk__tkp_bits(llmk__exp_nonpos(llmk__value_of_key(k) - max)));
+  return llmk__tkp_ebin(
+      llmk__tkp_bits(llmk__exp_nonpos_fma(llmk__value_of_key(k) - max)));
 }
 
 /* The smallest key in [LLMK__KEY_NINF, max_key] whose mass bin is at least bin (that of
@@ -1363,15 +1364,27 @@ static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   if (has_p && finite) {
     float thr = 1.0f - get_f(&pl->p, r);
     if (thr <= 0.0f) { /* p == 1: only entries of probability exactly 0 go */
-      while (pfirst < V - 1 && llmk__exp_nonpos(s->row[pfirst] - max) == 0.0f) pfirst++;
-    } else {
-      u128 Z = 0;
-      for (int64_t j = first; j < V; j++) Z += llmk__mass_of(llmk__exp_nonpos(s->row[j] - max));
-      u128 target = scaled_target(thr, Z), cum = 0;
-      while (pfirst < V - 1) {
-        cum += llmk__mass_of(llmk__exp_nonpos(s->row[pfirst] - max));
-        if (cum > target) break;
+      while (pfirst < V - 1 && llmk__exp_nonpos_fma(s->row[pfirst] - max) == 0.0f)
         pfirst++;
+    } else { /* the masses by the kernels, a chunk at a time (keys >= 0: all taken) */
+      pl->kern->keys(s->row + first, (size_t)(V - first), s->keys + first);
+      uint64_t tlo = 0, thi = 0;
+      for (int64_t j0 = first; j0 < V; j0 += CHUNK) {
+        size_t c = (size_t)(V - j0 < CHUNK ? V - j0 : CHUNK);
+        pl->kern->masses(s->row + j0, s->keys + j0, c, max, 0, 0, 0, s->mass, NULL, &tlo,
+                         &thi);
+      }
+      u128 target = scaled_target(thr, ((u128)thi << 32) + tlo), cum = 0;
+      for (int64_t j0 = first; pfirst < V - 1; j0 += CHUNK) {
+        size_t c = (size_t)(V - j0 < CHUNK ? V - j0 : CHUNK);
+        pl->kern->masses(s->row + j0, s->keys + j0, c, max, 0, 0, 0, s->mass, NULL, &tlo,
+                         &thi);
+        size_t i = 0;
+        for (; i < c && pfirst < V - 1; i++, pfirst++) {
+          cum += s->mass[i];
+          if (cum > target) break;
+        }
+        if (i < c) break;
       }
     }
   }

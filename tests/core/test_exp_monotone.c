@@ -1,14 +1,25 @@
-/* llmk__exp_nonpos is monotone: e(d) <= e(d') for every pair of floats d < d' in
- * [-104, 0] (beyond that it is 0). Top-p relies on it: its mass bins are ranges of e, and
- * it finds the keys of a bin by bisection, so a bin must be a range of x. Every float is
- * checked where the CPU runs the AVX2 exp (the same bits as the scalar one: checked here
- * on a sample, and everywhere by the kernel tests' random rows); otherwise every float
- * near the seams of the range reduction, where n changes, and every 7th elsewhere. */
+/* Both forms of the exp (llmk__exp_nonpos, llmk__exp_nonpos_fma) are monotone: e(d) <=
+ * e(d') for every pair of floats d < d' in [-104, 0] (beyond that it is 0). Top-p relies
+ * on it: its mass bins are ranges of e, and it finds the keys of a bin by bisection, so a
+ * bin must be a range of x. Every float is checked where the CPU runs the AVX2 exp (the
+ * same bits as the scalar one: checked here on a sample, and everywhere by the kernel
+ * tests' random rows); otherwise every float near the seams of the range reduction, where
+ * n changes, and every 7th elsewhere. */
 #include <stdint.h>
 #include <string.h>
 
 #include "kernels/common/exp.h"
 #include "test_util.h"
+
+typedef float (*exp_fn)(float);
+static float exp_plain(float x) {
+  return llmk__exp_nonpos(x);
+}
+static float exp_fused(float x) {
+  return llmk__exp_nonpos_fma(x);
+}
+static const exp_fn scalar_exp[2] = {exp_plain, exp_fused};
+static const char *const form[2] = {"llmk__exp_nonpos", "llmk__exp_nonpos_fma"};
 
 static float f_of(uint32_t b) {
   float f;
@@ -23,22 +34,23 @@ static float f_of(uint32_t b) {
 
 /* bits from b0 down to b1 (d from -0 down to -104): the number of increases of e as d
  * decreases, and of AVX2 / scalar disagreements on every 4099th vector */
-static void check_avx2(uint32_t b0, uint32_t b1, uint64_t *incr, uint64_t *diff) {
+static void check_avx2(int fused, uint32_t b0, uint32_t b1, uint64_t *incr,
+                       uint64_t *diff) {
   float prev = 2.0f;
   uint64_t n = 0;
   for (uint32_t b = b0; b <= b1; b += 8, n++) {
     uint32_t bb[8];
     float e[8];
     for (int i = 0; i < 8; i++) bb[i] = b + (uint32_t)i <= b1 ? b + (uint32_t)i : b1;
-    _mm256_storeu_ps(
-        e, llmk__avx2_exp_nonpos(_mm256_loadu_ps((const float *)(const void *)bb)));
+    __m256 x = _mm256_loadu_ps((const float *)(const void *)bb);
+    _mm256_storeu_ps(e, fused ? llmk__avx2_exp_nonpos_fma(x) : llmk__avx2_exp_nonpos(x));
     for (int i = 0; i < 8; i++) {
       *incr += e[i] > prev;
       prev = e[i];
     }
     if (n % 4099 == 0)
       for (int i = 0; i < 8; i++)
-        *diff += memcmp(&e[i], &(float){llmk__exp_nonpos(f_of(bb[i]))}, 4) != 0;
+        *diff += memcmp(&e[i], &(float){scalar_exp[fused](f_of(bb[i]))}, 4) != 0;
   }
 }
 #pragma GCC pop_options
@@ -47,35 +59,38 @@ static void check_avx2(uint32_t b0, uint32_t b1, uint64_t *incr, uint64_t *diff)
 
 int main(void) {
   const uint32_t b0 = 0x80000000u, b1 = 0xC2D00000u; /* -0 .. -104 */
-  uint64_t incr = 0, diff = 0;
+  for (int f = 0; f < 2; f++) {
+    uint64_t incr = 0, diff = 0;
 #ifdef HAVE_AVX2_CHECK
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    check_avx2(b0, b1, &incr, &diff);
-    printf("every float in [-104, 0] with the AVX2 exp\n");
-    TU_CHECK(diff == 0, "AVX2 and scalar exp differ on %llu sampled values",
-             (unsigned long long)diff);
-    TU_CHECK(incr == 0, "exp_nonpos increases %llu times as d decreases",
-             (unsigned long long)incr);
-    return tu_finish("test_exp_monotone");
-  }
-#endif
-  /* seams: d = -(k + 1/2) ln 2, k = 0..150, and 2^16 floats on either side of each */
-  for (int k = 0; k <= 150; k++) {
-    float s = -((float)k + 0.5f) * 0.693147182f;
-    uint32_t c;
-    memcpy(&c, &s, 4);
-    uint32_t lo = c - 65536 > b0 ? c - 65536 : b0, hi = c + 65536 < b1 ? c + 65536 : b1;
-    float prev = llmk__exp_nonpos(f_of(lo));
-    for (uint32_t b = lo + 1; b <= hi; b++) {
-      float e = llmk__exp_nonpos(f_of(b));
-      incr += e > prev;
-      prev = e;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      check_avx2(f, b0, b1, &incr, &diff);
+      printf("%s: every float in [-104, 0] with the AVX2 exp\n", form[f]);
+      TU_CHECK(diff == 0, "%s: AVX2 and scalar exp differ on %llu sampled values",
+               form[f], (unsigned long long)diff);
+      TU_CHECK(incr == 0, "%s increases %llu times as d decreases", form[f],
+               (unsigned long long)incr);
+      continue;
     }
+#endif
+    /* seams: d = -(k + 1/2) ln 2, k = 0..150, and 2^16 floats on either side of each */
+    for (int k = 0; k <= 150; k++) {
+      float s = -((float)k + 0.5f) * 0.693147182f;
+      uint32_t c;
+      memcpy(&c, &s, 4);
+      uint32_t lo = c - 65536 > b0 ? c - 65536 : b0, hi = c + 65536 < b1 ? c + 65536 : b1;
+      float prev = scalar_exp[f](f_of(lo));
+      for (uint32_t b = lo + 1; b <= hi; b++) {
+        float e = scalar_exp[f](f_of(b));
+        incr += e > prev;
+        prev = e;
+      }
+    }
+    for (uint32_t b = b0; b + 7 <= b1; b += 7)
+      incr += scalar_exp[f](f_of(b + 7)) > scalar_exp[f](f_of(b));
+    printf("%s: the scalar exp near its seams and on every 7th float in [-104, 0]\n",
+           form[f]);
+    TU_CHECK(incr == 0, "%s increases %llu times as d decreases", form[f],
+             (unsigned long long)incr);
   }
-  for (uint32_t b = b0; b + 7 <= b1; b += 7)
-    incr += llmk__exp_nonpos(f_of(b + 7)) > llmk__exp_nonpos(f_of(b));
-  printf("the scalar exp near its seams and on every 7th float in [-104, 0]\n");
-  TU_CHECK(incr == 0, "exp_nonpos increases %llu times as d decreases",
-           (unsigned long long)incr);
   return tu_finish("test_exp_monotone");
 }

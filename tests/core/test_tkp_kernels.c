@@ -187,7 +187,7 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
   bool bins_ok = true;
   for (size_t i = 0; i < n; i++) {
     if (w[i] < xmin) continue;
-    float e = llmk__exp_nonpos(w[i] - max);
+    float e = llmk__exp_nonpos_fma(w[i] - max);
     uint32_t u;
     memcpy(&u, &e, 4);
     int bin = llmk__tkp_ebin(u);

@@ -97,7 +97,7 @@ static void masses_avx2(const float *x, const uint32_t *keys, size_t n, float ma
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(x + i);
     __m256i live = live8(_mm256_loadu_si256((const void *)(keys + i)), min_key);
-    __m256 e = llmk__avx2_exp_nonpos(_mm256_sub_ps(v, _mm256_set1_ps(max)));
+    __m256 e = llmk__avx2_exp_nonpos_fma(_mm256_sub_ps(v, _mm256_set1_ps(max)));
     __m256i ml, mh;
     mass8(e, &ml, &mh);
     ml = _mm256_and_si256(ml, live);
@@ -579,11 +579,11 @@ size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t
   BY_DTYPE(dt, return find_eq_t(src, n, key, nth, D))
 }
 
-/* exp_nonpos of two vectors, out of the hot loop (rows rarely reach below -69) */
+/* exp_nonpos_fma of two vectors, out of the hot loop (rows rarely reach below -69) */
 static __attribute__((noinline)) void exp_nonpos2(const __m256 *d0, const __m256 *d1,
                                                   __m256 *e0, __m256 *e1) {
-  *e0 = llmk__avx2_exp_nonpos(*d0);
-  *e1 = llmk__avx2_exp_nonpos(*d1);
+  *e0 = llmk__avx2_exp_nonpos_fma(*d0);
+  *e1 = llmk__avx2_exp_nonpos_fma(*d1);
 }
 
 /* The bins and values of 8 entries (exps e, lanes lt excluded) as 64-bit words:
@@ -662,8 +662,8 @@ static inline __attribute__((always_inline)) void mass_bins_t(
                      _mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
       if (big || _mm256_movemask_ps(
                      _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
-        e0 = llmk__avx2_exp_nonpos_ge69(d0);
-        e1 = llmk__avx2_exp_nonpos_ge69(d1);
+        e0 = llmk__avx2_exp_nonpos_fma_ge69(d0);
+        e1 = llmk__avx2_exp_nonpos_fma_ge69(d1);
       } else
         exp_nonpos2(&d0, &d1, &e0, &e1);
       add_words16(tab, w[cur ^ 1]);

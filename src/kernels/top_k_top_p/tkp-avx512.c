@@ -1,4 +1,4 @@
-/* AVX-512 masses: the scalar exp_nonpos and mass_of, operation for operation. */
+/* AVX-512 masses: the scalar exp_nonpos_fma and mass_of, operation for operation. */
 #include <immintrin.h>
 
 #include "kernels/common/exp-avx512.h"
@@ -28,7 +28,7 @@ static void masses_avx512(const float *x, const uint32_t *keys, size_t n, float 
     __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     __mmask16 live = m & _mm512_cmpge_epu32_mask(_mm512_maskz_loadu_epi32(m, keys + i),
                                                  _mm512_set1_epi32((int)min_key));
-    __m512 e = llmk__avx512_exp_nonpos(_mm512_sub_ps(v, _mm512_set1_ps(max)));
+    __m512 e = llmk__avx512_exp_nonpos_fma(_mm512_sub_ps(v, _mm512_set1_ps(max)));
     e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
     __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
     __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));

@@ -8,7 +8,7 @@ void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, flo
   for (size_t i = 0; i < n; i++) {
     uint64_t m = 0;
     bool live = keys[i] >= min_key;
-    if (live) m = llmk__mass_of(llmk__exp_nonpos(x[i] - max));
+    if (live) m = llmk__mass_of(llmk__exp_nonpos_fma(x[i] - max));
     mass[i] = m;
     if (bins) bins[i] = live ? llmk__tkp_bin(x[i], lo, scale) : LLMK__TKP_BINS;
     tl += m & 0xffffffffu;
@@ -115,7 +115,7 @@ void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float 
                                 float xmin, uint64_t *tab, llmk__tkp_rider *rd) {
   for (size_t i = 0; i < n; i++) {
     float x = at(src, dt, i);
-    uint32_t e = llmk__tkp_bits(llmk__exp_nonpos(x - max));
+    uint32_t e = llmk__tkp_bits(llmk__exp_nonpos_fma(x - max));
     tab[(i & 3) * LLMK__TKP_MB_STRIDE + (size_t)llmk__tkp_ebin(e)] +=
         x < xmin ? 0 : llmk__tkp_eval(e);
   }
