@@ -649,9 +649,10 @@ static inline __attribute__((always_inline)) void mass_bins_t(
     size_t c1 = nb - c0 < SEL_CHUNK ? nb : c0 + SEL_CHUNK, ne = 0;
     __m256i acc = _mm256_setzero_si256();
     for (size_t i = c0; i < c1; i += 16, cur ^= 1) {
-      /* the rider's rows one chunk ahead: their loops, short and fast, would wait */
-      if (MX) _mm_prefetch((const char *)ms + (i + SEL_CHUNK) * esz, _MM_HINT_T0);
-      if (SEL) _mm_prefetch((const char *)ss + (i + SEL_CHUNK) * esz, _MM_HINT_T0);
+      /* the rider's rows one chunk ahead: their loops, short and fast, would wait (into
+       * L2: in L1 they would push out the tables) */
+      if (MX) _mm_prefetch((const char *)ms + (i + SEL_CHUNK) * esz, _MM_HINT_T1);
+      if (SEL) _mm_prefetch((const char *)ss + (i + SEL_CHUNK) * esz, _MM_HINT_T1);
       if (SEL && sc.st == SEL_PLAIN) /* its output too (streamed stores need none) */
         __builtin_prefetch((char *)sd + (i + SEL_CHUNK) * esz, 1, 3);
       __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
