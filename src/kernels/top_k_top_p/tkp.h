@@ -128,6 +128,7 @@ typedef struct llmk__tkp_kernels {
   uint32_t (*max_key)(const void *src, llmk_dtype dt, size_t n);
   /* The number of entries of src with lo <= key <= hi; the first ones (up to cap) are
    * gathered in order: their keys to okey, their indices plus idx0 to oidx (if not NULL).
+   * okey[0..cap) and oidx[0..cap) may be written past the entries gathered (scratch).
    */
   size_t (*gather)(const void *src, llmk_dtype dt, size_t n, uint32_t lo, uint32_t hi,
                    uint32_t idx0, uint32_t *okey, uint32_t *oidx, size_t cap);
