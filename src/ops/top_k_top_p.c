@@ -417,10 +417,9 @@ static uint32_t select_kth(const uint32_t *keys, int64_t n, int64_t k, uint32_t 
  * 1e-7 or less for a row in random order); the caller gathers the entries >= tau (the
  * candidates, in s->ckey / s->cidx), possibly while writing the row, and when there are
  * at least k and at most CAND_CAP of them, the k-th largest is selected among them
- * (filter_row). pivot_tau returns false for rows where the sample would not do. */
-/* the pivot's sample: runs of consecutive entries. 64 runs (2048 entries at V = 151936)
- * rather than 32 halve the candidates for the same odds, and B = 1 with k = 50 took
- * 20-24% less time (in-process A/B). */
+ * (filter_row). pivot_tau returns false for rows where the sample would not do. Up to
+ * 64 runs rather than 32 halve the candidates for the same odds (B = 1, k = 50: 20-24%
+ * less time, in-process A/B). */
 enum { RUN = 32, RUNS = 64 };
 
 /* about 1/32 of the row, at most RUNS runs */
@@ -1379,10 +1378,11 @@ static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
                          &thi);
       }
       u128 target = scaled_target(thr, ((u128)thi << 32) + tlo), cum = 0;
-      for (int64_t j0 = first; pfirst < V - 1; j0 += CHUNK) {
+      for (int64_t j0 = first; pfirst < V - 1; j0 += CHUNK) { /* the masses again */
         size_t c = (size_t)(V - j0 < CHUNK ? V - j0 : CHUNK);
-        pl->kern->masses(s->row + j0, s->keys + j0, c, max, 0, 0, 0, s->mass, NULL, &tlo,
-                         &thi);
+        uint64_t unused_lo = 0, unused_hi = 0;
+        pl->kern->masses(s->row + j0, s->keys + j0, c, max, 0, 0, 0, s->mass, NULL,
+                         &unused_lo, &unused_hi);
         size_t i = 0;
         for (; i < c && pfirst < V - 1; i++, pfirst++) {
           cum += s->mass[i];
