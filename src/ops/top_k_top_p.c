@@ -603,22 +603,19 @@ static boundary top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_
     int sh = 0;
     while (((uint64_t)(kmax - kmin) >> sh) >= D) sh++;
     u128 dm[D];
-    uint32_t dc[D];
     memset(dm, 0, sizeof dm);
-    memset(dc, 0, sizeof dc);
-    for (int64_t i = 0; i < n; i++) {
-      uint32_t d = (keys[i] - kmin) >> sh;
-      dm[d] += s->cmass[i];
-      dc[d]++;
-    }
-    uint32_t d = 0;
+    for (int64_t i = 0; i < n; i++) dm[(keys[i] - kmin) >> sh] += s->cmass[i];
+    uint32_t d = 0; /* cum <= target here, so an empty bin cannot be the crossing */
     for (; d < D; d++) {
-      if (dc[d] && cum + dm[d] > target) break;
+      if (cum + dm[d] > target) break;
       cum += dm[d];
     }
     if (d == D) return b;
-    for (int64_t i = 0; i < n; i++)
-      if ((keys[i] - kmin) >> sh == d) pa[m++] = (uint32_t)i;
+    uint64_t lo = (uint64_t)kmin + ((uint64_t)d << sh), hi = lo + ((uint64_t)1 << sh) - 1;
+    /* the bin's entries, in order: their positions to pa (keys to pb, unused) */
+    m = (int64_t)pl->kern->gather(s->bx, LLMK_F32, (size_t)n, (uint32_t)lo,
+                                  hi > UINT32_MAX ? UINT32_MAX : (uint32_t)hi, 0, pb, pa,
+                                  CAND_CAP);
   }
   const uint32_t *o = sort_positions(s, keys, m, kmin, kmax, pa, pb);
   for (int64_t i = 0; i < m;) { /* one group of equal keys at a time */
@@ -989,6 +986,35 @@ static void store_neg_inf(char *e, llmk_dtype dt) {
   }
 }
 
+/* -inf stored (at dst + index * dstep, elements of dt) to the gathered entries (keys and
+ * indices, n) that are masked: key >= tw, and key < thr or a tie (key == tie_key with an
+ * index below tie_cut); returns how many, *ties of them ties. Without branches: which side
+ * of a top-p boundary an entry of its window falls on is a coin toss, and mispredictions
+ * cost more than the stores of the kept entries, which go to a local instead. */
+static int64_t mask_listed(const uint32_t *keys, const uint32_t *idx, int64_t n, uint32_t tw,
+                           uint32_t thr, uint32_t tie_key, int64_t tie_cut, char *dst,
+                           size_t dstep, llmk_dtype dt, int64_t *ties) {
+  uint32_t sink = 0;
+  const uintptr_t other = (uintptr_t)&sink;
+  const uint64_t tc = tie_cut > 0 ? (uint64_t)tie_cut : 0;
+  const uint32_t f32 = 0xff800000u;
+  const uint16_t h16 = neg_inf16[dt == LLMK_BF16];
+  int64_t c = 0, t = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t k = keys[i];
+    uintptr_t tie = (uintptr_t)((k == tie_key) & (idx[i] < tc));
+    uintptr_t mask = (uintptr_t)(k >= tw) & ((uintptr_t)(k < thr) | tie);
+    uintptr_t at = (uintptr_t)(dst + (size_t)idx[i] * dstep), sel = (uintptr_t)0 - mask;
+    void *e = (void *)((at & sel) | (other & ~sel));
+    if (dt == LLMK_F32) memcpy(e, &f32, 4);
+    else memcpy(e, &h16, 2);
+    c += (int64_t)mask;
+    t += (int64_t)(mask & tie);
+  }
+  *ties = t;
+  return c;
+}
+
 typedef struct write_job {
   const tkp_plan *pl;
   const scratch *s;  /* the row's: s->row and s->keys */
@@ -1236,13 +1262,9 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
       }
     }
   } else if (lk) {
-    for (int64_t i = 0; i < n; i++) {
-      bool tie = rr.have_p && lk[i] == rr.pb.key && (int64_t)li[i] < rr.tie_cut;
-      if (lk[i] >= tw && (lk[i] < thr || tie)) {
-        store_neg_inf(wj.dst + (size_t)li[i] * dstep, pl->out.dtype);
-        kept -= tie ? group_kept : 1;
-      }
-    }
+    int64_t ties, c = mask_listed(lk, li, n, tw, thr, rr.pb.key, rr.have_p ? rr.tie_cut : 0,
+                                  wj.dst, dstep, pl->out.dtype, &ties);
+    kept -= c - ties + (group_kept ? ties : 0);
   } else {
     kept -= group_kept * mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
   }
@@ -1673,14 +1695,9 @@ static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t k
     pipe_write_plain(pl, s, q);
     return;
   }
-  int64_t kept = (int64_t)kept_w;
-  for (size_t i = 0; i < ng; i++) {
-    bool tie = s->bk[i] == q->rr.pb.key && (int64_t)s->cidx[i] < q->rr.tie_cut;
-    if (s->bk[i] < q->rr.pb.key || tie) {
-      store_neg_inf(q->dst + (size_t)s->cidx[i] * q->rc.esz, q->rc.dt);
-      kept--;
-    }
-  }
+  int64_t ties, kept = (int64_t)kept_w -
+                       mask_listed(s->bk, s->cidx, (int64_t)ng, 0, q->rr.pb.key, q->rr.pb.key,
+                                   q->rr.tie_cut, q->dst, q->rc.esz, q->rc.dt, &ties);
   if (pl->kept.data) set_i(&pl->kept, q->r, kept);
 }
 
