@@ -86,6 +86,10 @@ static inline void set_i(const vec *v, int64_t i, int64_t x) {
 /* ---------------------------------------------------------------- scratch */
 
 enum { HBITS = 11, HBINS = 1 << HBITS, CHUNK = 1024, CAND_CAP = 8192 };
+/* mlo and mhi, one after the other; also the 4 tables of mass_bins */
+#define MLO_BYTES                                                         \
+  (4 * LLMK__TKP_MB_STRIDE * 8 > 2 * (HBINS + 1) * 8 ? 4 * LLMK__TKP_MB_STRIDE * 8 \
+                                                     : 2 * (HBINS + 1) * 8)
 _Static_assert(HBINS == LLMK__TKP_BINS, "one bin count");
 _Static_assert((HBINS + 1) * 16 <= CAND_CAP * 8, "a u128 histogram fits in cmass");
 
@@ -106,7 +110,7 @@ typedef struct scratch {
 } scratch;
 
 static size_t worker_bytes(int64_t V) {
-  size_t b = (size_t)V * 10 + CHUNK * (8 + 2) + (HBINS + 1) * (4 + 8 + 8) +
+  size_t b = (size_t)V * 10 + CHUNK * (8 + 2) + (HBINS + 1) * 4 + MLO_BYTES +
              CAND_CAP * (4 + 4 + 8 + 16) + (size_t)V + 64;
   return (b + 63) / 64 * 64;
 }
@@ -119,7 +123,7 @@ static scratch scratch_at(void *base) {
   s.mlo = (uint64_t *)(void *)p;
   p += (HBINS + 1) * 8;
   s.mhi = (uint64_t *)(void *)p;
-  p += (HBINS + 1) * 8;
+  p += MLO_BYTES - (HBINS + 1) * 8;
   s.cmass = (uint64_t *)(void *)p;
   p += CAND_CAP * 8;
   s.count = (uint32_t *)(void *)p;
@@ -770,8 +774,7 @@ typedef struct row_result {
  * while writing the row. Entries below min_key (top-k) have no mass. Returns false,
  * having decided nothing, for rows too long for 32-bit indices. */
 enum { MB = LLMK__TKP_MBINS };
-_Static_assert(4 * LLMK__TKP_MB_STRIDE * 8 <= 2 * (HBINS + 1) * 8,
-               "the mass-bin tables fit in mlo + mhi");
+_Static_assert(4 * LLMK__TKP_MB_STRIDE * 8 <= MLO_BYTES, "the mass-bin tables fit in mlo + mhi");
 
 typedef struct mbin_job {
   const tkp_plan *pl;

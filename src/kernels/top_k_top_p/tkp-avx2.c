@@ -669,7 +669,7 @@ static __attribute__((noinline)) void exp_nonpos2(const __m256 *d0, const __m256
 static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
   __m256i u = _mm256_castps_si256(e);
   __m256i b =
-      _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(512)),
+      _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u, 19), _mm256_set1_epi32(1024)),
                        _mm256_setzero_si256());
   __m256i sh =
       _mm256_max_epi32(_mm256_sub_epi32(_mm256_set1_epi32(87), _mm256_srli_epi32(u, 23)),
@@ -686,8 +686,8 @@ static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
 static inline void mass_words8_big(__m256 e, uint64_t *w) {
   __m256i u = _mm256_castps_si256(e);
   __m256i b =
-      _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 17), _mm256_set1_epi32(~7)),
-                       _mm256_set1_epi32(512 * 8));
+      _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(~7)),
+                       _mm256_set1_epi32(1024 * 8));
   __m256i m = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffff)),
                               _mm256_set1_epi32(0x800000));
   _mm256_storeu_si256((void *)w, _mm256_unpacklo_epi32(b, m));

@@ -49,15 +49,15 @@ static inline uint16_t llmk__tkp_bin(float x, float lo, float scale) {
   return (uint16_t)(d < LLMK__TKP_BINS ? d : LLMK__TKP_BINS - 1);
 }
 
-/* Exact top-p masses by bins of e = exp(x - max) in (0, 1]: 8 bins per binade, from the
+/* Exact top-p masses by bins of e = exp(x - max) in (0, 1]: 16 bins per binade, from the
  * float bits of e, so that a bin is a run of consecutive values of e, hence (exp being
  * monotone, tested) of x. An entry adds llmk__tkp_eval(e) to its bin: the 24-bit
  * significand of e, shifted right where e < 2^-40 so that it is llmk__mass_of(e) there;
  * a bin's mass is its sum shifted left by llmk__tkp_ebin_shift(bin). Entries with
  * e < 2^-63 (mass 0) fall in bin 0; e == 1 in bin LLMK__TKP_MB_TOP. */
-#define LLMK__TKP_MBINS 512
-#define LLMK__TKP_MB_STRIDE 536 /* between the tables: not a multiple of 4 KiB apart */
-#define LLMK__TKP_MB_TOP 504
+#define LLMK__TKP_MBINS 1024
+#define LLMK__TKP_MB_STRIDE 1048 /* between the tables: not a multiple of 4 KiB apart */
+#define LLMK__TKP_MB_TOP 1008
 #define LLMK__TKP_MB_MAX_N \
   ((size_t)UINT32_MAX) /* 32-bit indices; u64 sums cannot overflow */
 
@@ -68,7 +68,7 @@ static inline uint32_t llmk__tkp_bits(float e) {
 }
 
 static inline int llmk__tkp_ebin(uint32_t ebits) {
-  int b = (int)(ebits >> 20) - 512;
+  int b = (int)(ebits >> 19) - 1024;
   return b > 0 ? b : 0;
 }
 
@@ -79,7 +79,7 @@ static inline uint32_t llmk__tkp_eval(uint32_t ebits) {
 }
 
 static inline int llmk__tkp_ebin_shift(int bin) {
-  int s = bin / 8 + 64 - 87;
+  int s = bin / 16 + 64 - 87;
   return s > 0 ? s : 0;
 }
 
