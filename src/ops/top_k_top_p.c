@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1447,12 +1448,50 @@ static llmk_status check_mat(const char *op, arg a, int64_t B, int64_t V, uint32
   return llmk__check_dim(op, a.name, a.t, 1, V, "V");
 }
 
+/* The size of the last cache level that cpu0 sees, as Linux describes it in sysfs (0 if
+ * it does not). glibc's sysconf reads CPUID, which in a VM may describe the host's whole
+ * L3 (256 MiB here, against the 32 MiB that the guest's CPUs share). */
+static size_t sysfs_last_cache_bytes(void) {
+  size_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[64];
+    int level = 0;
+    unsigned long size = 0;
+    char unit = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    int ok = fscanf(f, "%d", &level) == 1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    f = fopen(path, "r");
+    if (!f) continue;
+    ok = ok && fscanf(f, "%lu%c", &size, &unit) >= 1;
+    fclose(f);
+    if (!ok || level < best_level) continue;
+    size_t bytes = unit == 'K' ? (size_t)size << 10 : unit == 'M' ? (size_t)size << 20 : size;
+    if (level > best_level || bytes > best) best = bytes;
+    best_level = level;
+  }
+  return best;
+}
+
+/* The last cache level's size, found once: plans are made on every call. */
 static size_t last_cache_bytes(void) {
+  static _Atomic size_t cached;
+  size_t c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c) return c;
+  c = sysfs_last_cache_bytes();
 #ifdef _SC_LEVEL3_CACHE_SIZE
-  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l3 > 0) return (size_t)l3;
+  if (!c) {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0) c = (size_t)l3;
+  }
 #endif
-  return (size_t)32 << 20;
+  if (!c) c = (size_t)32 << 20;
+  atomic_store_explicit(&cached, c, memory_order_relaxed);
+  return c;
 }
 
 static int online_cpus(void) {
