@@ -1762,6 +1762,7 @@ typedef struct tkp_job {
 static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
   int64_t V = pl->V, nmax_row = -1;
   uint32_t nmax = 0;
+  float nmin = 0;
   prow q; /* the row whose write waits for the next mass pass */
   bool have_q = false;
   for (int64_t r = atomic_fetch_add(&j->next, 1), r2; r < pl->B; r = r2) {
@@ -1801,10 +1802,13 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
       rd.sel_cap = CAND_CAP;
     }
     if (next_piped) rd.max_src = elem(&pl->logits, r2, 0);
+    /* the smallest value as well, from the pass before: the mass pass may skip checks */
+    rd.src_dense = nmax_row == r && nmin - c.rr.max >= LLMK__TKP_DENSE_D;
     memset(s->mlo, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *s->mlo);
     pl->kern->mass_bins(c.rc.src, c.rc.dt, (size_t)V, c.rr.max, -INFINITY, s->mlo, &rd);
     if (next_piped) {
       nmax = rd.max_key;
+      nmin = rd.max_min;
       nmax_row = r2;
     }
     bins_to_window(pl, NULL, s, &c.rc, c.rr.max, 0, max_key, thr,

@@ -701,6 +701,46 @@ static inline void add_words16(uint64_t *tab, const uint64_t *w) {
     *(uint64_t *)(void *)(t + (q % 4) * LLMK__TKP_MB_STRIDE * 8 + (uint32_t)w[q]) += w[q] >> 32;
 }
 
+/* The mass loop over the blocks of 16 in [c0, c1) (see mass_bins_t); DENSE: every entry
+ * has x - max >= LLMK__TKP_DENSE_D, known beforehand. Without the checks per block that
+ * this leaves out, the op took 14% less time at B=64 p=0.9 (in-process A/B). */
+static inline __attribute__((always_inline)) void mass_loop(
+    const void *src, size_t c0, size_t c1, __m256 vmax, __m256 vmin, uint64_t *tab,
+    uint64_t (*w)[16], int *curp, const void *ms, const void *ss, void *sd, size_t esz,
+    int st, const llmk_dtype dt, const bool SEL, const bool MX, const bool XMIN,
+    const bool DENSE) {
+  int cur = *curp;
+  for (size_t i = c0; i < c1; i += 16, cur ^= 1) {
+    /* the rider's rows one chunk ahead: their loops, short and fast, would wait (into
+     * L2: in L1 they would push out the tables) */
+    if (MX) _mm_prefetch((const char *)ms + (i + SEL_CHUNK) * esz, _MM_HINT_T1);
+    if (SEL) _mm_prefetch((const char *)ss + (i + SEL_CHUNK) * esz, _MM_HINT_T1);
+    if (SEL && st == SEL_PLAIN) /* its output too (streamed stores need none) */
+      __builtin_prefetch((char *)sd + (i + SEL_CHUNK) * esz, 1, 3);
+    __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
+    __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
+    __m256 mn = _mm256_min_ps(d0, d1);
+    /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
+    bool big = DENSE || _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(LLMK__TKP_DENSE_D),
+                                                         _CMP_GE_OQ)) == 0xff;
+    if (big || _mm256_movemask_ps(
+                   _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
+      e0 = llmk__avx2_exp_nonpos_fma_ge69(d0);
+      e1 = llmk__avx2_exp_nonpos_fma_ge69(d1);
+    } else
+      exp_nonpos2(&d0, &d1, &e0, &e1);
+    add_words16(tab, w[cur ^ 1]);
+    if (big && !XMIN) {
+      mass_words8_big(e0, w[cur]);
+      mass_words8_big(e1, w[cur] + 8);
+    } else {
+      mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
+      mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
+    }
+  }
+  *curp = cur;
+}
+
 static inline __attribute__((always_inline)) void mass_bins_t(
     const void *src, size_t n, float max, float xmin, uint64_t *tab, llmk__tkp_rider *rd,
     const llmk_dtype dt, const bool SEL, const bool MX, const bool XMIN) {
@@ -723,37 +763,17 @@ static inline __attribute__((always_inline)) void mass_bins_t(
   const void *ss = SEL ? rd->sel_src : NULL, *ms = MX ? rd->max_src : NULL;
   void *sd = SEL ? rd->sel_dst : NULL;
   __m256 mk0 = _mm256_set1_ps(-__builtin_inff()), mk1 = mk0, mnan = _mm256_setzero_ps();
+  __m256 mi0 = _mm256_set1_ps(__builtin_inff()), mi1 = mi0;
+  const bool dense = !XMIN && rd && rd->src_dense;
   for (size_t c0 = 0; c0 < nb; c0 += SEL_CHUNK) {
     size_t c1 = nb - c0 < SEL_CHUNK ? nb : c0 + SEL_CHUNK, ne = 0;
     __m256i acc = _mm256_setzero_si256();
-    for (size_t i = c0; i < c1; i += 16, cur ^= 1) {
-      /* the rider's rows one chunk ahead: their loops, short and fast, would wait (into
-       * L2: in L1 they would push out the tables) */
-      if (MX) _mm_prefetch((const char *)ms + (i + SEL_CHUNK) * esz, _MM_HINT_T1);
-      if (SEL) _mm_prefetch((const char *)ss + (i + SEL_CHUNK) * esz, _MM_HINT_T1);
-      if (SEL && sc.st == SEL_PLAIN) /* its output too (streamed stores need none) */
-        __builtin_prefetch((char *)sd + (i + SEL_CHUNK) * esz, 1, 3);
-      __m256 v0 = load8(src, i, dt), v1 = load8(src, i + 8, dt);
-      __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
-      __m256 mn = _mm256_min_ps(d0, d1);
-      /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
-      bool big = _mm256_movemask_ps(
-                     _mm256_cmp_ps(mn, _mm256_set1_ps(-27.0f), _CMP_GE_OQ)) == 0xff;
-      if (big || _mm256_movemask_ps(
-                     _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
-        e0 = llmk__avx2_exp_nonpos_fma_ge69(d0);
-        e1 = llmk__avx2_exp_nonpos_fma_ge69(d1);
-      } else
-        exp_nonpos2(&d0, &d1, &e0, &e1);
-      add_words16(tab, w[cur ^ 1]);
-      if (big && !XMIN) {
-        mass_words8_big(e0, w[cur]);
-        mass_words8_big(e1, w[cur] + 8);
-      } else {
-        mass_words8(e0, _mm256_cmp_ps(v0, vmin, _CMP_LT_OQ), w[cur]);
-        mass_words8(e1, _mm256_cmp_ps(v1, vmin, _CMP_LT_OQ), w[cur] + 8);
-      }
-    }
+    if (dense)
+      mass_loop(src, c0, c1, vmax, vmin, tab, w, &cur, ms, ss, sd, esz, sc.st, dt, SEL, MX,
+                false, true);
+    else
+      mass_loop(src, c0, c1, vmax, vmin, tab, w, &cur, ms, ss, sd, esz, sc.st, dt, SEL, MX,
+                XMIN, false);
     /* the rider's work on the same chunk, in loops of their own (in the mass loop, its
      * values would not fit in the registers) */
     if (SEL) ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt);
@@ -762,6 +782,8 @@ static inline __attribute__((always_inline)) void mass_bins_t(
         __m256 a = load8(ms, i, dt), b = load8(ms, i + 8, dt);
         mk0 = _mm256_max_ps(mk0, a);
         mk1 = _mm256_max_ps(mk1, b);
+        mi0 = _mm256_min_ps(mi0, a);
+        mi1 = _mm256_min_ps(mi1, b);
         mnan = _mm256_or_ps(mnan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
       }
     if (SEL) {
@@ -787,6 +809,10 @@ static inline __attribute__((always_inline)) void mass_bins_t(
     uint32_t k = nb ? key_of_max8(_mm256_max_ps(mk0, mk1), mnan) : 0;
     uint32_t t = llmk__tkp_max_key_scalar(skip(rd->max_src, dt, nb), dt, n - nb);
     rd->max_key = t > k ? t : k;
+    float l[8], mi = llmk__tkp_min_scalar(skip(rd->max_src, dt, nb), dt, n - nb);
+    _mm256_storeu_ps(l, _mm256_min_ps(mi0, mi1));
+    for (int j = 0; j < 8; j++) mi = l[j] < mi ? l[j] : mi;
+    rd->max_min = mi;
   }
 }
 

@@ -47,6 +47,15 @@ static inline float at(const void *src, llmk_dtype dt, size_t i) {
   return llmk__load_f32((const char *)src + i * llmk_dtype_size(dt), dt);
 }
 
+float llmk__tkp_min_scalar(const void *src, llmk_dtype dt, size_t n) {
+  float m = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    float x = at(src, dt, i);
+    m = x < m ? x : m;
+  }
+  return m;
+}
+
 uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n) {
   uint32_t max = 0;
   for (size_t i = 0; i < n; i++) {
@@ -123,7 +132,10 @@ void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float 
     rd->sel_kept = llmk__tkp_select_scalar(
         rd->sel_src, dt, n, rd->sel_t, rd->sel_hi, rd->sel_dst, rd->sel_mode,
         rd->sel_idx0, rd->sel_okey, rd->sel_oidx, rd->sel_cap, &rd->sel_ng);
-  if (rd && rd->max_src) rd->max_key = llmk__tkp_max_key_scalar(rd->max_src, dt, n);
+  if (rd && rd->max_src) {
+    rd->max_key = llmk__tkp_max_key_scalar(rd->max_src, dt, n);
+    rd->max_min = llmk__tkp_min_scalar(rd->max_src, dt, n);
+  }
 }
 
 const llmk__tkp_kernels llmk__tkp_kernels_scalar = {

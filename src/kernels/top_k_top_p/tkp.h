@@ -87,9 +87,15 @@ static inline int llmk__tkp_ebin_shift(int bin) {
  * entries >= t are still gathered as in the window; not with LLMK__TKP_IN_PLACE) */
 enum { LLMK__TKP_IN_PLACE = 1, LLMK__TKP_STREAM = 2, LLMK__TKP_MASK_ALL = 4 };
 
+/* Entries with x - max >= this have e >= 2^-40: their masses need no shift. */
+#define LLMK__TKP_DENSE_D (-27.0f)
+
 /* Work that rides along a mass_bins pass (whose exp leaves the memory idle): a select()
  * of another row (when sel_src is not NULL; results in sel_kept and sel_ng), and the
- * largest key of a third one (when max_src is not NULL; result in max_key). */
+ * largest key and the smallest value of a third one (when max_src is not NULL; results in
+ * max_key and max_min, the latter not meaningful for rows with a NaN). src_dense (read by
+ * mass_bins): every entry of the pass's own row has x - max >= LLMK__TKP_DENSE_D, so that
+ * the pass may leave out its checks per block (the same results). */
 typedef struct llmk__tkp_rider {
   const void *sel_src;
   void *sel_dst;
@@ -99,6 +105,8 @@ typedef struct llmk__tkp_rider {
   size_t sel_cap, sel_kept, sel_ng;
   const void *max_src;
   uint32_t max_key;
+  float max_min;
+  bool src_dense;
 } llmk__tkp_rider;
 
 /* The kernels read rows either as f32 arrays (x, keys) or as contiguous rows of the
@@ -165,6 +173,8 @@ void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, flo
 size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                    size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
 uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n);
+/* the smallest value of src[0..n) (+inf for n == 0; NaN entries may or may not count) */
+float llmk__tkp_min_scalar(const void *src, llmk_dtype dt, size_t n);
 size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
                                uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
                                size_t cap);
