@@ -207,6 +207,7 @@ typedef struct step_job {
   const struct rowctx *rc;
   uint32_t u32[MAX_PARTS];
   int64_t i64[MAX_PARTS];
+  float f32[MAX_PARTS];
 } step_job;
 
 static const scratch *part_scratch(const step_job *j, int part) { return &j->ps[part]; }
@@ -242,8 +243,9 @@ typedef struct rowctx {
   size_t esz;
   const vec *v; /* the row r of v, for need_keys */
   int64_t r;
-  bool have_keys, have_max;
+  bool have_keys, have_max, have_min;
   uint32_t max_key;
+  float min; /* the smallest value (have_min) */
 } rowctx;
 
 static inline const void *src_at(const rowctx *rc, int64_t i) {
@@ -266,7 +268,8 @@ static void gather_part(void *arg, int part, int64_t a, int64_t b) {
 
 static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
-  j->u32[part] = j->pl->kern->max_key(src_at(j->rc, a), j->rc->dt, (size_t)(b - a));
+  j->u32[part] =
+      j->pl->kern->max_key(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), &j->f32[part]);
 }
 
 /* Row r of v into s->row / s->keys; returns the largest key. */
@@ -291,9 +294,12 @@ static uint32_t row_max_key(const tkp_plan *pl, const team *tm, const scratch *s
     step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc};
     team_run(tm, pl->V, max_key_part, &j);
     rc->max_key = 0;
-    for (int p = 0; p < team_parts(tm); p++)
+    rc->min = INFINITY;
+    for (int p = 0; p < team_parts(tm); p++) {
       rc->max_key = j.u32[p] > rc->max_key ? j.u32[p] : rc->max_key;
-    rc->have_max = true;
+      rc->min = j.f32[p] < rc->min ? j.f32[p] : rc->min;
+    }
+    rc->have_max = rc->have_min = true;
   }
   return rc->max_key;
 }
@@ -782,14 +788,16 @@ typedef struct mbin_job {
   const scratch *ps;
   const rowctx *rc;
   float max, xmin;
+  bool dense; /* every entry within LLMK__TKP_DENSE_D of max (see llmk__tkp_rider) */
 } mbin_job;
 
 static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
   mbin_job *j = arg;
   uint64_t *tab = j->ps[part].mlo; /* 4 tables over mlo and mhi */
   memset(tab, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *tab);
+  llmk__tkp_rider rd = {.src_dense = j->dense};
   j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin,
-                         tab, NULL);
+                         tab, &rd);
 }
 /* The mass bin of an entry of key k (not NaN) when the largest is max */
 static int mass_bin_of_key(uint32_t k, float max) {
@@ -851,7 +859,8 @@ static bool top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s,
                 .ps = tm ? tm->ps : s,
                 .rc = rc,
                 .max = max,
-                .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY};
+                .xmin = min_key ? llmk__value_of_key(min_key) : -INFINITY,
+                .dense = rc->have_min && rc->min - max >= LLMK__TKP_DENSE_D};
   team_run(tm, V, mass_bins_part, &j);
   bins_to_window(pl, tm, s, rc, max, min_key, max_key, thr, r);
   return true;
@@ -1773,9 +1782,12 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
     uint32_t max_key = 0;
     bool piped = pipe_row(pl, r, &thr);
     if (piped) {
-      max_key = nmax_row == r ? nmax
-                              : pl->kern->max_key(elem(&pl->logits, r, 0),
-                                                  pl->logits.dtype, (size_t)V);
+      if (nmax_row != r) {
+        nmax = pl->kern->max_key(elem(&pl->logits, r, 0), pl->logits.dtype, (size_t)V,
+                                 &nmin);
+        nmax_row = r;
+      }
+      max_key = nmax;
       piped = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
     }
     if (!piped) {

@@ -188,23 +188,41 @@ static inline uint32_t key_of_max8(__m256 m, __m256 nan) {
   return llmk__key_of(mx);
 }
 
+/* the smallest of 8 lanes and of the scalar tail's smallest t */
+static inline float min8(__m256 m, float t) {
+  float l[8];
+  _mm256_storeu_ps(l, m);
+  for (int j = 0; j < 8; j++) t = l[j] < t ? l[j] : t;
+  return t;
+}
+
 static inline __attribute__((always_inline)) uint32_t max_key_t(const void *src, size_t n,
-                                                                const llmk_dtype dt) {
+                                                                float *min,
+                                                                const llmk_dtype dt,
+                                                                const bool MIN) {
   __m256 m0 = _mm256_set1_ps(-__builtin_inff()), m1 = m0, nan = _mm256_setzero_ps();
+  __m256 i0 = _mm256_set1_ps(__builtin_inff()), i1 = i0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m256 a = load8(src, i, dt), b = load8(src, i + 8, dt);
     m0 = _mm256_max_ps(m0, a);
     m1 = _mm256_max_ps(m1, b);
+    if (MIN) {
+      i0 = _mm256_min_ps(i0, a);
+      i1 = _mm256_min_ps(i1, b);
+    }
     nan = _mm256_or_ps(nan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
   }
   uint32_t k = n >= 16 ? key_of_max8(_mm256_max_ps(m0, m1), nan) : 0;
-  uint32_t t = llmk__tkp_max_key_scalar(skip(src, dt, i), dt, n - i);
+  float tmin;
+  uint32_t t = llmk__tkp_max_key_scalar(skip(src, dt, i), dt, n - i, MIN ? &tmin : NULL);
+  if (MIN) *min = min8(_mm256_min_ps(i0, i1), tmin);
   return t > k ? t : k;
 }
 
-uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n) {
-  BY_DTYPE(dt, return max_key_t(src, n, D))
+uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n, float *min) {
+  if (min) BY_DTYPE(dt, return max_key_t(src, n, min, D, true))
+  BY_DTYPE(dt, return max_key_t(src, n, NULL, D, false))
 }
 
 /* lanes with lo <= key <= hi (unsigned), as a bit mask */
@@ -807,12 +825,10 @@ static inline __attribute__((always_inline)) void mass_bins_t(
   }
   if (MX) {
     uint32_t k = nb ? key_of_max8(_mm256_max_ps(mk0, mk1), mnan) : 0;
-    uint32_t t = llmk__tkp_max_key_scalar(skip(rd->max_src, dt, nb), dt, n - nb);
+    float tmin;
+    uint32_t t = llmk__tkp_max_key_scalar(skip(rd->max_src, dt, nb), dt, n - nb, &tmin);
     rd->max_key = t > k ? t : k;
-    float l[8], mi = llmk__tkp_min_scalar(skip(rd->max_src, dt, nb), dt, n - nb);
-    _mm256_storeu_ps(l, _mm256_min_ps(mi0, mi1));
-    for (int j = 0; j < 8; j++) mi = l[j] < mi ? l[j] : mi;
-    rd->max_min = mi;
+    rd->max_min = min8(_mm256_min_ps(mi0, mi1), tmin);
   }
 }
 

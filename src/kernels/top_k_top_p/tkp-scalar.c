@@ -47,7 +47,7 @@ static inline float at(const void *src, llmk_dtype dt, size_t i) {
   return llmk__load_f32((const char *)src + i * llmk_dtype_size(dt), dt);
 }
 
-float llmk__tkp_min_scalar(const void *src, llmk_dtype dt, size_t n) {
+static float min_scalar(const void *src, llmk_dtype dt, size_t n) {
   float m = INFINITY;
   for (size_t i = 0; i < n; i++) {
     float x = at(src, dt, i);
@@ -56,12 +56,13 @@ float llmk__tkp_min_scalar(const void *src, llmk_dtype dt, size_t n) {
   return m;
 }
 
-uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n) {
+uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n, float *min) {
   uint32_t max = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t k = llmk__key_of(at(src, dt, i));
     max = k > max ? k : max;
   }
+  if (min) *min = min_scalar(src, dt, n);
   return max;
 }
 
@@ -133,8 +134,7 @@ void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float 
         rd->sel_src, dt, n, rd->sel_t, rd->sel_hi, rd->sel_dst, rd->sel_mode,
         rd->sel_idx0, rd->sel_okey, rd->sel_oidx, rd->sel_cap, &rd->sel_ng);
   if (rd && rd->max_src) {
-    rd->max_key = llmk__tkp_max_key_scalar(rd->max_src, dt, n);
-    rd->max_min = llmk__tkp_min_scalar(rd->max_src, dt, n);
+    rd->max_key = llmk__tkp_max_key_scalar(rd->max_src, dt, n, &rd->max_min);
   }
 }
 

@@ -132,8 +132,9 @@ typedef struct llmk__tkp_kernels {
   void (*masses)(const float *x, const uint32_t *keys, size_t n, float max, uint32_t min_key,
                  float lo, float scale, uint64_t *mass, uint16_t *bins, uint64_t *total_lo,
                  uint64_t *total_hi);
-  /* the largest key of src[0..n) (0 for n == 0) */
-  uint32_t (*max_key)(const void *src, llmk_dtype dt, size_t n);
+  /* the largest key of src[0..n) (0 for n == 0); with min, *min = the smallest value
+   * (+inf for n == 0; not meaningful when src holds a NaN) */
+  uint32_t (*max_key)(const void *src, llmk_dtype dt, size_t n, float *min);
   /* The number of entries of src with lo <= key <= hi; the first ones (up to cap) are
    * gathered in order: their keys to okey, their indices plus idx0 to oidx (if not NULL).
    * okey[0..cap) and oidx[0..cap) may be written past the entries gathered (scratch).
@@ -172,9 +173,7 @@ void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, flo
                              uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi);
 size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
                                    size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
-uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n);
-/* the smallest value of src[0..n) (+inf for n == 0; NaN entries may or may not count) */
-float llmk__tkp_min_scalar(const void *src, llmk_dtype dt, size_t n);
+uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n, float *min);
 size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
                                uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
                                size_t cap);
@@ -187,7 +186,7 @@ size_t llmk__tkp_find_eq_scalar(const void *src, llmk_dtype dt, size_t n, uint32
 void llmk__tkp_mass_bins_scalar(const void *src, llmk_dtype dt, size_t n, float max,
                                 float xmin, uint64_t *tab, llmk__tkp_rider *rd);
 #if defined(LLMK_HAVE_AVX2) /* the AVX2 kernels that the AVX-512 table uses too */
-uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n);
+uint32_t llmk__tkp_max_key_avx2(const void *src, llmk_dtype dt, size_t n, float *min);
 size_t llmk__tkp_gather_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
                              uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,
                              size_t cap);
