@@ -806,9 +806,38 @@ static int mass_bin_of_key(uint32_t k, float max) {
 }
 
 /* The smallest key in [LLMK__KEY_NINF, max_key] whose mass bin is at least bin (that of
- * max_key is) */
+ * max_key is). A bisection, over a bracket found by steps that double from the key of
+ * max + ln(the bin's smallest e): a few exps rather than 31 (each a chain of library fmaf
+ * calls here). */
 static uint32_t first_key_of_bin(int bin, float max, uint32_t max_key) {
   uint32_t lo = LLMK__KEY_NINF, hi = max_key;
+  uint32_t ebits = llmk__tkp_ebin_lo_bits(bin < 1 ? 1 : bin);
+  float elo;
+  memcpy(&elo, &ebits, 4);
+  float xe = max + logf(elo);
+  uint32_t kc = xe == xe ? llmk__key_of(xe) : lo;
+  kc = kc < lo ? lo : kc > hi ? hi : kc;
+  if (mass_bin_of_key(kc, max) >= bin) { /* downwards, for a key below the bin */
+    hi = kc;
+    for (uint32_t step = 1; kc - lo > step; step *= 2) {
+      uint32_t a = kc - step;
+      if (mass_bin_of_key(a, max) < bin) {
+        lo = a + 1;
+        break;
+      }
+      hi = kc = a;
+    }
+  } else { /* upwards, for a key in it */
+    lo = kc + 1;
+    for (uint32_t step = 1; hi - kc > step; step *= 2) {
+      uint32_t c = kc + step;
+      if (mass_bin_of_key(c, max) >= bin) {
+        hi = c;
+        break;
+      }
+      lo = (kc = c) + 1;
+    }
+  }
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (mass_bin_of_key(mid, max) >= bin)
@@ -825,24 +854,40 @@ static void bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s,
                            const rowctx *rc, float max, uint32_t min_key,
                            uint32_t max_key, float thr, row_result *r) {
   const scratch *ps = tm ? tm->ps : s;
-  u128 bins[MB], Z = 0;
-  for (int d = 0; d < MB; d++) {
-    uint64_t m = 0;
-    for (int p = 0; p < team_parts(tm); p++)
-      for (int t = 0; t < 4; t++) m += ps[p].mlo[t * LLMK__TKP_MB_STRIDE + d];
-    bins[d] = (u128)m << llmk__tkp_ebin_shift(d);
-    Z += bins[d];
+  /* the 16 bins of a binade share its shift: their u64 sums (< 2^56 each) add up first */
+  enum { G = 16, NG = MB / G };
+  _Static_assert(MB % G == 0 && LLMK__TKP_MB_TOP % G == 0, "binades of 16 bins");
+  uint64_t m[MB];
+  u128 gm[NG], Z = 0;
+  memset(m, 0, sizeof m);
+  for (int p = 0; p < team_parts(tm); p++)
+    for (int t = 0; t < 4; t++) {
+      const uint64_t *tab = ps[p].mlo + t * LLMK__TKP_MB_STRIDE;
+      for (int d = 0; d < MB; d++) m[d] += tab[d];
+    }
+  for (int g = 0; g < NG; g++) {
+    uint64_t sum = 0;
+    for (int d = g * G; d < (g + 1) * G; d++) sum += m[d];
+    gm[g] = (u128)sum << llmk__tkp_ebin_shift(g * G);
+    Z += gm[g];
   }
   u128 target = scaled_target(thr, Z), below = 0;
   if (Z <= target) { /* p == 0: only the last maximum stays */
     r->pb = (boundary){max_key, team_count_eq(pl, tm, s, rc, max_key) - 1};
     return;
   }
-  int d = 0;
-  for (; d < LLMK__TKP_MB_TOP; d++) {
-    if (bins[d] && below + bins[d] > target) break;
-    below += bins[d];
+  /* the first bin below the top one whose mass takes the sum past target */
+  int g = 0, d = LLMK__TKP_MB_TOP;
+  for (; g < LLMK__TKP_MB_TOP / G; g++) {
+    if (gm[g] && below + gm[g] > target) break;
+    below += gm[g];
   }
+  if (g < LLMK__TKP_MB_TOP / G)
+    for (d = g * G;; d++) {
+      u128 b = (u128)m[d] << llmk__tkp_ebin_shift(d);
+      if (m[d] && below + b > target) break;
+      below += b;
+    }
   uint32_t lo = first_key_of_bin(d, max, max_key);
   r->pending = true;
   r->win_lo = lo > min_key ? lo : min_key;

@@ -72,6 +72,11 @@ static inline int llmk__tkp_ebin(uint32_t ebits) {
   return b > 0 ? b : 0;
 }
 
+/* the bits of the smallest e in bin (1 <= bin <= LLMK__TKP_MB_TOP) */
+static inline uint32_t llmk__tkp_ebin_lo_bits(int bin) {
+  return (uint32_t)(bin + 1024) << 19;
+}
+
 static inline uint32_t llmk__tkp_eval(uint32_t ebits) {
   int s = 87 - (int)(ebits >> 23);
   s = s > 0 ? s : 0;
