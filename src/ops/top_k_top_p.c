@@ -88,9 +88,9 @@ static inline void set_i(const vec *v, int64_t i, int64_t x) {
 
 enum { HBITS = 11, HBINS = 1 << HBITS, CHUNK = 1024, CAND_CAP = 8192 };
 /* mlo and mhi, one after the other; also the 4 tables of mass_bins */
-#define MLO_BYTES                                                         \
-  (4 * LLMK__TKP_MB_STRIDE * 8 > 2 * (HBINS + 1) * 8 ? 4 * LLMK__TKP_MB_STRIDE * 8 \
-                                                     : 2 * (HBINS + 1) * 8)
+#define MB_TABLE_BYTES (4 * LLMK__TKP_MB_STRIDE * 8)
+#define MLO_BYTES \
+  (MB_TABLE_BYTES > 2 * (HBINS + 1) * 8 ? MB_TABLE_BYTES : 2 * (HBINS + 1) * 8)
 _Static_assert(HBINS == LLMK__TKP_BINS, "one bin count");
 _Static_assert((HBINS + 1) * 16 <= CAND_CAP * 8, "a u128 histogram fits in cmass");
 
@@ -781,7 +781,7 @@ typedef struct row_result {
  * while writing the row. Entries below min_key (top-k) have no mass. Returns false,
  * having decided nothing, for rows too long for 32-bit indices. */
 enum { MB = LLMK__TKP_MBINS };
-_Static_assert(4 * LLMK__TKP_MB_STRIDE * 8 <= MLO_BYTES, "the mass-bin tables fit in mlo + mhi");
+_Static_assert(MB_TABLE_BYTES <= MLO_BYTES, "the mass-bin tables fit in mlo + mhi");
 
 typedef struct mbin_job {
   const tkp_plan *pl;
@@ -1046,12 +1046,13 @@ static void store_neg_inf(char *e, llmk_dtype dt) {
 
 /* -inf stored (at dst + index * dstep, elements of dt) to the gathered entries (keys and
  * indices, n) that are masked: key >= tw, and key < thr or a tie (key == tie_key with an
- * index below tie_cut); returns how many, *ties of them ties. Without branches: which side
- * of a top-p boundary an entry of its window falls on is a coin toss, and mispredictions
- * cost more than the stores of the kept entries, which go to a local instead. */
-static int64_t mask_listed(const uint32_t *keys, const uint32_t *idx, int64_t n, uint32_t tw,
-                           uint32_t thr, uint32_t tie_key, int64_t tie_cut, char *dst,
-                           size_t dstep, llmk_dtype dt, int64_t *ties) {
+ * index below tie_cut); returns how many, *ties of them ties. Without branches: which
+ * side of a top-p boundary an entry of its window falls on is a coin toss, and
+ * mispredictions cost more than the stores of the kept entries, which go to a local
+ * instead. */
+static int64_t mask_listed(const uint32_t *keys, const uint32_t *idx, int64_t n,
+                           uint32_t tw, uint32_t thr, uint32_t tie_key, int64_t tie_cut,
+                           char *dst, size_t dstep, llmk_dtype dt, int64_t *ties) {
   uint32_t sink = 0;
   const uintptr_t other = (uintptr_t)&sink;
   const uint64_t tc = tie_cut > 0 ? (uint64_t)tie_cut : 0;
@@ -1064,8 +1065,10 @@ static int64_t mask_listed(const uint32_t *keys, const uint32_t *idx, int64_t n,
     uintptr_t mask = (uintptr_t)(k >= tw) & ((uintptr_t)(k < thr) | tie);
     uintptr_t at = (uintptr_t)(dst + (size_t)idx[i] * dstep), sel = (uintptr_t)0 - mask;
     void *e = (void *)((at & sel) | (other & ~sel));
-    if (dt == LLMK_F32) memcpy(e, &f32, 4);
-    else memcpy(e, &h16, 2);
+    if (dt == LLMK_F32)
+      memcpy(e, &f32, 4);
+    else
+      memcpy(e, &h16, 2);
     c += (int64_t)mask;
     t += (int64_t)(mask & tie);
   }
@@ -1320,8 +1323,9 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
       }
     }
   } else if (lk) {
-    int64_t ties, c = mask_listed(lk, li, n, tw, thr, rr.pb.key, rr.have_p ? rr.tie_cut : 0,
-                                  wj.dst, dstep, pl->out.dtype, &ties);
+    int64_t ties,
+        c = mask_listed(lk, li, n, tw, thr, rr.pb.key, rr.have_p ? rr.tie_cut : 0, wj.dst,
+                        dstep, pl->out.dtype, &ties);
     kept -= c - ties + (group_kept ? ties : 0);
   } else {
     kept -= group_kept * mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
@@ -1524,7 +1528,9 @@ static size_t sysfs_last_cache_bytes(void) {
     ok = ok && fscanf(f, "%lu%c", &size, &unit) >= 1;
     fclose(f);
     if (!ok || level < best_level) continue;
-    size_t bytes = unit == 'K' ? (size_t)size << 10 : unit == 'M' ? (size_t)size << 20 : size;
+    size_t bytes = unit == 'K'   ? (size_t)size << 10
+                   : unit == 'M' ? (size_t)size << 20
+                                 : size;
     if (level > best_level || bytes > best) best = bytes;
     best_level = level;
   }
@@ -1791,9 +1797,10 @@ static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t k
     pipe_write_plain(pl, s, q);
     return;
   }
-  int64_t ties, kept = (int64_t)kept_w -
-                       mask_listed(s->bk, s->cidx, (int64_t)ng, 0, q->rr.pb.key, q->rr.pb.key,
-                                   q->rr.tie_cut, q->dst, q->rc.esz, q->rc.dt, &ties);
+  int64_t ties,
+      kept = (int64_t)kept_w - mask_listed(s->bk, s->cidx, (int64_t)ng, 0, q->rr.pb.key,
+                                           q->rr.pb.key, q->rr.tie_cut, q->dst, q->rc.esz,
+                                           q->rc.dt, &ties);
   if (pl->kept.data) set_i(&pl->kept, q->r, kept);
 }
 

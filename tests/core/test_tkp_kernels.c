@@ -195,9 +195,9 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
                  !memcmp(ria, ri, rc * 4) && !memcmp(rib, ri, rc * 4),
              "%s mass_bins' select rider %s n=%zu", name, dn, n);
     uint32_t mk = s->max_key(msrc, dt, n, NULL);
-    TU_CHECK(ra.max_key == mk && rb.max_key == mk && ra.max_min == wmin &&
-                 rb.max_min == wmin,
-             "%s mass_bins' max rider %s n=%zu", name, dn, n);
+    TU_CHECK(
+        ra.max_key == mk && rb.max_key == mk && ra.max_min == wmin && rb.max_min == wmin,
+        "%s mass_bins' max rider %s n=%zu", name, dn, n);
   }
   static uint64_t ref[LLMK__TKP_MBINS];
   static u128 mref[LLMK__TKP_MBINS];

@@ -686,9 +686,9 @@ static __attribute__((noinline)) void exp_nonpos2(const __m256 *d0, const __m256
  * value << 32 | byte offset of the bin in a table. */
 static inline void mass_words8(__m256 e, __m256 lt, uint64_t *w) {
   __m256i u = _mm256_castps_si256(e);
-  __m256i b =
-      _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u, 19), _mm256_set1_epi32(1024)),
-                       _mm256_setzero_si256());
+  __m256i b = _mm256_max_epi32(
+      _mm256_sub_epi32(_mm256_srli_epi32(u, 19), _mm256_set1_epi32(1024)),
+      _mm256_setzero_si256());
   __m256i sh =
       _mm256_max_epi32(_mm256_sub_epi32(_mm256_set1_epi32(87), _mm256_srli_epi32(u, 23)),
                        _mm256_setzero_si256());
@@ -739,8 +739,8 @@ static inline __attribute__((always_inline)) void mass_loop(
     __m256 d0 = _mm256_sub_ps(v0, vmax), d1 = _mm256_sub_ps(v1, vmax), e0, e1;
     __m256 mn = _mm256_min_ps(d0, d1);
     /* d >= -27: e >= 2^-40, the masses need no shift; d >= -69: e is normal */
-    bool big = DENSE || _mm256_movemask_ps(_mm256_cmp_ps(mn, _mm256_set1_ps(LLMK__TKP_DENSE_D),
-                                                         _CMP_GE_OQ)) == 0xff;
+    bool big = DENSE || _mm256_movemask_ps(_mm256_cmp_ps(
+                            mn, _mm256_set1_ps(LLMK__TKP_DENSE_D), _CMP_GE_OQ)) == 0xff;
     if (big || _mm256_movemask_ps(
                    _mm256_cmp_ps(mn, _mm256_set1_ps(-69.0f), _CMP_GE_OQ)) == 0xff) {
       e0 = llmk__avx2_exp_nonpos_fma_ge69(d0);
@@ -787,11 +787,11 @@ static inline __attribute__((always_inline)) void mass_bins_t(
     size_t c1 = nb - c0 < SEL_CHUNK ? nb : c0 + SEL_CHUNK, ne = 0;
     __m256i acc = _mm256_setzero_si256();
     if (dense)
-      mass_loop(src, c0, c1, vmax, vmin, tab, w, &cur, ms, ss, sd, esz, sc.st, dt, SEL, MX,
-                false, true);
+      mass_loop(src, c0, c1, vmax, vmin, tab, w, &cur, ms, ss, sd, esz, sc.st, dt, SEL,
+                MX, false, true);
     else
-      mass_loop(src, c0, c1, vmax, vmin, tab, w, &cur, ms, ss, sd, esz, sc.st, dt, SEL, MX,
-                XMIN, false);
+      mass_loop(src, c0, c1, vmax, vmin, tab, w, &cur, ms, ss, sd, esz, sc.st, dt, SEL,
+                MX, XMIN, false);
     /* the rider's work on the same chunk, in loops of their own (in the mass loop, its
      * values would not fit in the registers) */
     if (SEL) ne = sel_run(ss, sd, c0, c1, &sc, &acc, ev, dt);
