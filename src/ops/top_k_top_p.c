@@ -794,7 +794,7 @@ typedef struct mbin_job {
 static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
   mbin_job *j = arg;
   uint64_t *tab = j->ps[part].mlo; /* 4 tables over mlo and mhi */
-  memset(tab, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *tab);
+  memset(tab, 0, MB_TABLE_BYTES);
   llmk__tkp_rider rd = {.src_dense = j->dense};
   j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin,
                          tab, &rd);
@@ -1868,7 +1868,7 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
     if (next_piped) rd.max_src = elem(&pl->logits, r2, 0);
     /* the smallest value as well, from the pass before: the mass pass may skip checks */
     rd.src_dense = nmax_row == r && nmin - c.rr.max >= LLMK__TKP_DENSE_D;
-    memset(s->mlo, 0, 4 * LLMK__TKP_MB_STRIDE * sizeof *s->mlo);
+    memset(s->mlo, 0, MB_TABLE_BYTES);
     pl->kern->mass_bins(c.rc.src, c.rc.dt, (size_t)V, c.rr.max, -INFINITY, s->mlo, &rd);
     if (next_piped) {
       nmax = rd.max_key;
