@@ -16,7 +16,7 @@ The PyTorch side (torch.set_num_threads(threads)):
   advance_step  the tensor formula (vLLM's Python advance_step): tokens, positions,
                 seq_lens += 1, block_tables gather, slot arithmetic
   conv          vLLM's F.conv1d references: causal_conv1d_update_ref for decode (gather
-                the state lines, cat, conv, write the lines back) and causal_conv1d_ref per
+                the state lines, cat, conv, write the lines back) and fused_causal_conv1d_ref per
                 sequence for prefill (F.conv1d with padding K-1, final state stored), SiLU,
                 bias, bf16, K = 4 (Mamba-2 / Qwen3-Next)
 The llmk side: the Python package (ctypes, zero copy), an llmk.Context of `threads`

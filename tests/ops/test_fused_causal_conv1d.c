@@ -1,5 +1,5 @@
 /* fused_causal_conv1d: the spec's Sample and APC worked example, random cases of the
- * four CANN scenarios and APC against tests/ref/causal_conv1d_ref.c (each dtype, K in
+ * four CANN scenarios and APC against tests/ref/fused_causal_conv1d_ref.c (each dtype, K in
  * 2..4, MTP, conv_mode 1, residual, silu, bias, pad sequences, strided x and
  * conv_states, i32/i64 index tensors), an error table for every phase-1 and phase-2 rule
  * of <llmk/causal_conv1d.h>, plan lifecycle, and bit-identical results for every
@@ -18,7 +18,7 @@
 
 #include "llmk/llmk.h"
 
-#include "causal_conv1d_ref.h"
+#include "fused_causal_conv1d_ref.h"
 #include "convert_ref.h"
 #include "test_util.h"
 

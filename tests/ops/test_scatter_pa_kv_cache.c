@@ -1,5 +1,5 @@
 /* scatter_pa_kv_cache: the spec's two samples, random cases for every layout against
- * tests/ref/kv_cache_ref.c (bit copies of every element size, fp8 conversions with
+ * tests/ref/scatter_pa_kv_cache_ref.c (bit copies of every element size, fp8 conversions with
  * per-tensor and per-head scales, strided and fused sources, padded / permuted / shared
  * caches, padding slots, i32 and i64 strided slot_mapping), duplicate slots, an error
  * table, workspace and plan checks, and byte-identical results for every ISA and
@@ -11,7 +11,7 @@
 #include "llmk/llmk.h"
 
 #include "convert_ref.h"
-#include "kv_cache_ref.h"
+#include "scatter_pa_kv_cache_ref.h"
 #include "test_util.h"
 
 /* Under AddressSanitizer every copy and compare is slower: 300 random cases instead of

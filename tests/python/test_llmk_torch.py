@@ -190,7 +190,7 @@ def make_logits(B, V, dtype, ties=False, scale=3.0):
     return x.to(dtype)
 
 
-def test_top_k_top_p():
+def test_apply_top_k_top_p():
     t0 = time.time()
     ncase = 0
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
@@ -1178,7 +1178,7 @@ def main():
     print("llmk %s (%s, isa %s, %s), torch %s, numpy %s" % (
         llmk.version(), llmk.library_path(), llmk.isa(), llmk.threading_runtime(),
         torch.__version__, np.__version__ if np is not None else "absent"))
-    for fn in (test_package, test_top_k_top_p, test_min_p_with_sorted_sample, test_kv_cache,
+    for fn in (test_package, test_apply_top_k_top_p, test_min_p_with_sorted_sample, test_kv_cache,
                test_advance_step, test_causal_conv1d):
         try:
             fn()

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "causal_conv1d_ref.h"
+#include "fused_causal_conv1d_ref.h"
 
 enum { KTAPS = 3 };
 

@@ -10,7 +10,7 @@
 
 #include "bench.h"
 #include "convert_ref.h"
-#include "kv_cache_ref.h"
+#include "scatter_pa_kv_cache_ref.h"
 
 typedef struct kv_case {
   bool quick;

@@ -1,4 +1,4 @@
-/* apply_top_k_top_p against the sort-based reference top_k_top_p_ref (tests/ref): a
+/* apply_top_k_top_p against the sort-based reference apply_top_k_top_p_ref (tests/ref): a
  * stable sort of every row, one thread (the reference is not thread-safe). It is slow,
  * so it runs once for the check (and a few more times only where that is cheap); the
  * speed-up is its time over the op's median.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "top_k_top_p_ref.h"
+#include "apply_top_k_top_p_ref.h"
 
 typedef struct tkp_case {
   bool quick;

@@ -8,9 +8,9 @@
 
 #include "bench.h"
 #include "dispatch/dispatch.h"
-#include "kernels/causal_conv1d/conv1d.h"
+#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 #include "kernels/kv_cache/kv_cache.h"
-#include "kernels/top_k_top_p/tkp.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 const char *tool_cpu_model(void) {
   static char model[128];

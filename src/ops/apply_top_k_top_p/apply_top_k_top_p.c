@@ -19,7 +19,7 @@
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-elem.h"
-#include "kernels/top_k_top_p/tkp.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 #define TRY(expr)                        \
   do {                                   \

@@ -1,5 +1,5 @@
 #include "kernels/convert/convert-elem.h"
-#include "kernels/top_k_top_p/tkp.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
                           uint32_t min_key, float lo, float scale, uint64_t *mass,

@@ -2,7 +2,7 @@
 #include <immintrin.h>
 
 #include "kernels/common/exp-avx512.h"
-#include "kernels/top_k_top_p/tkp.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 static inline __m512i keys16(__m512 x) __attribute__((unused));
 static inline __m512i keys16(__m512 x) {

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "dispatch/dispatch.h"
-#include "kernels/top_k_top_p/tkp.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 #include "llmk/llmk.h"
 #include "test_util.h"
 
@@ -312,5 +312,5 @@ int main(void) {
     printf("checking %s against scalar\n", llmk_isa_name(k->isa));
     check_isa(k, llmk_isa_name(k->isa));
   }
-  return tu_finish("test_tkp_kernels");
+  return tu_finish("test_apply_top_k_top_p_kernels");
 }

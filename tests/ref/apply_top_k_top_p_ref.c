@@ -1,4 +1,4 @@
-#include "top_k_top_p_ref.h"
+#include "apply_top_k_top_p_ref.h"
 
 #include <float.h>
 #include <math.h>
@@ -14,7 +14,7 @@ int tkp_ref_cmp(float a, float b) {
 static void *xrealloc(void *p, size_t n) {
   void *q = realloc(p, n ? n : 1);
   if (!q) {
-    fprintf(stderr, "top_k_top_p_ref: out of memory\n");
+    fprintf(stderr, "apply_top_k_top_p_ref: out of memory\n");
     exit(2);
   }
   return q;

@@ -3,7 +3,7 @@
 
 #include "kernels/common/exp-avx2.h"
 #include "kernels/convert/convert-elem.h"
-#include "kernels/top_k_top_p/tkp.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 static inline __m256i keys8(__m256i u) {
   const __m256i sign = _mm256_set1_epi32((int)0x80000000u);

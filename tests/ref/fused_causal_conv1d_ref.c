@@ -1,4 +1,4 @@
-#include "causal_conv1d_ref.h"
+#include "fused_causal_conv1d_ref.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,7 +53,7 @@ void ccref_store(void *base, int64_t elem, ccref_dtype dt, uint32_t bits) {
 static void *xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
   if (!p) {
-    fprintf(stderr, "causal_conv1d_ref: out of memory\n");
+    fprintf(stderr, "fused_causal_conv1d_ref: out of memory\n");
     exit(2);
   }
   return p;

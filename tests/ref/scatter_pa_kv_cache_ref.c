@@ -1,4 +1,4 @@
-#include "kv_cache_ref.h"
+#include "scatter_pa_kv_cache_ref.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* AVX2: llmk__conv1d_cols on groups of G x 8 channels, operation for operation; the
  * window and the taps stay in registers while the tokens stream by. */
-#include "kernels/causal_conv1d/conv1d.h"
+#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 #include "kernels/common/exp-avx2.h"
 #include "kernels/convert/convert-avx2.h"
 

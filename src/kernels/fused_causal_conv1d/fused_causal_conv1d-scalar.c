@@ -1,4 +1,4 @@
-#include "kernels/causal_conv1d/conv1d.h"
+#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 
 static void seq_scalar(const llmk__conv1d_seq *a) {
   for (int64_t i0 = 0; i0 < a->L; i0 += LLMK__CONV_TILE)

@@ -12,7 +12,7 @@
 
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
-#include "kernels/causal_conv1d/conv1d.h"
+#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 #include "llmk/causal_conv1d.h"
 
 static const char op[] = "fused_causal_conv1d";

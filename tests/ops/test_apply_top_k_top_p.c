@@ -1,4 +1,4 @@
-/* apply_top_k_top_p: the CANN sample, random rows against tests/ref/top_k_top_p_ref.c
+/* apply_top_k_top_p: the CANN sample, random rows against tests/ref/apply_top_k_top_p_ref.c
  * (f32/f16/bf16, p in logits' dtype or f32, k i32/i64, ties, -inf-heavy, peaked and flat
  * rows, strided / transposed / in-place views), special values, phase-2 value errors,
  * min-p with kept counts, the with-sorted entry point, sampling (frequencies, greedy,
@@ -15,7 +15,7 @@
 
 #include "convert_ref.h"
 #include "test_util.h"
-#include "top_k_top_p_ref.h"
+#include "apply_top_k_top_p_ref.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define TK_SAN 1
@@ -1378,5 +1378,5 @@ int main(void) {
   test_determinism();
   printf("regenerated %ld rows near a rounding boundary\n", n_regen);
   printf("cpu time %.2f s\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
-  return tu_finish("test_top_k_top_p");
+  return tu_finish("test_apply_top_k_top_p");
 }
