@@ -56,9 +56,9 @@ int main(void) {
 
   size_t ws;
   llmk_plan *plan;
-  if (llmk_advance_step_get_workspace_size(&t_tok, &t_samp, &t_pos, &t_lens, &t_slots, &t_tab,
-                                           NULL, NULL, NUM_SEQS, NUM_SEQS, BLOCK, &ws,
-                                           &plan) != LLMK_SUCCESS ||
+  if (llmk_advance_step_get_workspace_size(&t_tok, &t_samp, &t_pos, &t_lens, &t_slots,
+                                           &t_tab, NULL, NULL, NUM_SEQS, NUM_SEQS, BLOCK,
+                                           &ws, &plan) != LLMK_SUCCESS ||
       llmk_plan_set_repeatable(plan) != LLMK_SUCCESS) {
     fprintf(stderr, "setup failed: %s\n", llmk_last_error());
     return 1;
@@ -79,8 +79,8 @@ int main(void) {
     for (int c = 0; c < CALLS; c++) {
       llmk_plan *p;
       if (llmk_advance_step_get_workspace_size(&t_tok, &t_samp, &t_pos, &t_lens, &t_slots,
-                                               &t_tab, NULL, NULL, NUM_SEQS, NUM_SEQS, BLOCK,
-                                               &ws, &p) != LLMK_SUCCESS ||
+                                               &t_tab, NULL, NULL, NUM_SEQS, NUM_SEQS,
+                                               BLOCK, &ws, &p) != LLMK_SUCCESS ||
           llmk_advance_step(NULL, ws, p, NULL) != LLMK_SUCCESS) {
         fprintf(stderr, "run failed: %s\n", llmk_last_error());
         return 1;
@@ -100,16 +100,18 @@ int main(void) {
   double bare = bench_median(t_bare, REPEATS);
   /* bench_median sorted the samples: [0] is the fastest repeat */
   double run_min = t_run[0], full_min = t_full[0], bare_min = t_bare[0];
-  printf("advance_step, %d sequences, block_size %d, tokens/positions/slots i64, seq_lens and "
-         "block_tables i32, 1 thread, median of %d x %d calls\n",
-         NUM_SEQS, BLOCK, REPEATS, CALLS);
+  printf(
+      "advance_step, %d sequences, block_size %d, tokens/positions/slots i64, seq_lens "
+      "and "
+      "block_tables i32, 1 thread, median of %d x %d calls\n",
+      NUM_SEQS, BLOCK, REPEATS, CALLS);
   printf("  %-36s %8s %8s  %s\n", "", "median", "fastest", "median / bare loop's median");
   printf("  %-36s %8.3f %8.3f  %5.2fx  us/call\n", "run (repeatable plan)", run * 1e6,
          run_min * 1e6, run / bare);
   printf("  %-36s %8.3f %8.3f  %5.2fx  us/call\n", "get_workspace_size + run", full * 1e6,
          full_min * 1e6, full / bare);
-  printf("  %-36s %8.3f %8.3f  us/call\n", "bare loop (no checks, fixed dtypes)", bare * 1e6,
-         bare_min * 1e6);
+  printf("  %-36s %8.3f %8.3f  us/call\n", "bare loop (no checks, fixed dtypes)",
+         bare * 1e6, bare_min * 1e6);
   printf("  ISA %s\n", llmk_isa_name(llmk_get_isa()));
   llmk_plan_destroy(plan);
   return 0;

@@ -37,7 +37,8 @@ static double time_memcpy(char *dst, const char *src, size_t n) {
 #pragma omp parallel num_threads(threads)
   {
     int i = omp_get_thread_num(), k = omp_get_num_threads();
-    size_t b = n / (size_t)k * (size_t)i, e = i == k - 1 ? n : n / (size_t)k * (size_t)(i + 1);
+    size_t b = n / (size_t)k * (size_t)i,
+           e = i == k - 1 ? n : n / (size_t)k * (size_t)(i + 1);
     memcpy(dst + b, src + b, e - b);
   }
   return bench_now() - t0;
@@ -46,7 +47,7 @@ static double time_memcpy(char *dst, const char *src, size_t n) {
 typedef struct config {
   const char *name;
   int64_t batch, dim, m;
-  int kind;          /* 0 fixed batch (3-D x), 1 varlen decode, 2 prefill, 3 mixed */
+  int kind;            /* 0 fixed batch (3-D x), 1 varlen decode, 2 prefill, 3 mixed */
   int64_t prefill_len; /* kind 2/3: tokens per prefill sequence */
   int64_t n_prefill;   /* kind 3: prefill sequences among batch */
   int64_t block_size;  /* APC when > 0 (prefill only) */
@@ -54,7 +55,9 @@ typedef struct config {
 } config;
 
 static void fill_bf16(uint16_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++) p[i] = (uint16_t)(0x3c00 + (next_rand() & 0x7ff)) ^ (uint16_t)((next_rand() & 1) << 15);
+  for (size_t i = 0; i < n; i++)
+    p[i] =
+        (uint16_t)(0x3c00 + (next_rand() & 0x7ff)) ^ (uint16_t)((next_rand() & 1) << 15);
 }
 
 static void run(const config *c) {
@@ -63,13 +66,18 @@ static void run(const config *c) {
   int64_t *len = xmalloc((size_t)B * 8);
   int64_t T = 0;
   for (int64_t b = 0; b < B; b++) {
-    if (c->kind == 0) len[b] = m + 1;
-    else if (c->kind == 1) len[b] = 1 + (int64_t)(next_rand() % (uint64_t)(m + 1));
-    else if (c->kind == 2 || b < c->n_prefill) len[b] = c->prefill_len;
-    else len[b] = 1 + (int64_t)(next_rand() % (uint64_t)(m + 1));
+    if (c->kind == 0)
+      len[b] = m + 1;
+    else if (c->kind == 1)
+      len[b] = 1 + (int64_t)(next_rand() % (uint64_t)(m + 1));
+    else if (c->kind == 2 || b < c->n_prefill)
+      len[b] = c->prefill_len;
+    else
+      len[b] = 1 + (int64_t)(next_rand() % (uint64_t)(m + 1));
     T += len[b];
   }
-  int64_t lines = 2 * B + 8, max_blocks = c->block_size ? (c->prefill_len / c->block_size + 2) : 1;
+  int64_t lines = 2 * B + 8,
+          max_blocks = c->block_size ? (c->prefill_len / c->block_size + 2) : 1;
   if (c->block_size) lines = B * max_blocks + 8;
   uint16_t *x = xmalloc((size_t)(T * dim) * 2), *w = xmalloc((size_t)(K * dim) * 2);
   uint16_t *cs = xmalloc((size_t)(lines * C * dim) * 2);
@@ -81,9 +89,11 @@ static void run(const config *c) {
   for (int64_t i = 0; i < K * dim; i++)
     w[i] = (uint16_t)(taps[i / dim] | ((next_rand() & 1) << 15));
   fill_bf16(cs, (size_t)(lines * C * dim));
-  int32_t *qsl = xmalloc((size_t)(B + 1) * 4), *ci = xmalloc((size_t)(B * max_blocks) * 4);
+  int32_t *qsl = xmalloc((size_t)(B + 1) * 4),
+          *ci = xmalloc((size_t)(B * max_blocks) * 4);
   int32_t *nacc = xmalloc((size_t)B * 4), *nct = xmalloc((size_t)B * 4);
-  int32_t *first = xmalloc((size_t)B * 4), *last = xmalloc((size_t)B * 4), *init = xmalloc((size_t)B * 4);
+  int32_t *first = xmalloc((size_t)B * 4), *last = xmalloc((size_t)B * 4),
+          *init = xmalloc((size_t)B * 4);
   int32_t *perm = xmalloc((size_t)lines * 4);
   for (int64_t i = 0; i < lines; i++) perm[i] = (int32_t)i;
   for (int64_t i = lines - 1; i > 0; i--) {
@@ -100,28 +110,37 @@ static void run(const config *c) {
     nct[b] = c->block_size ? (int32_t)(c->block_size / 2) : 7;
     init[b] = 0;
     first[b] = 0;
-    last[b] = c->block_size ? (int32_t)((nct[b] % c->block_size + len[b] - 1) / c->block_size) : 0;
+    last[b] = c->block_size
+                  ? (int32_t)((nct[b] % c->block_size + len[b] - 1) / c->block_size)
+                  : 0;
   }
   /* the rows that must move */
   int64_t rows = 0;
   for (int64_t b = 0; b < B; b++) {
     bool use_nacc = c->kind != 2 && m > 0;
-    int64_t off = use_nacc ? (nacc[b] > 1 ? nacc[b] - 1 : 0) : C - (K - 1), hn = off + K - 1;
+    int64_t off = use_nacc ? (nacc[b] > 1 ? nacc[b] - 1 : 0) : C - (K - 1),
+            hn = off + K - 1;
     int64_t Ln = hn + len[b], M = C < Ln ? C : Ln, lo = Ln - M < off ? Ln - M : off;
-    rows += 2 * len[b] + M + (hn - (lo > 0 ? lo : 0)) + (int64_t)(last[b] - first[b]) * (K - 1);
+    rows += 2 * len[b] + M + (hn - (lo > 0 ? lo : 0)) +
+            (int64_t)(last[b] - first[b]) * (K - 1);
   }
   size_t moved = (size_t)(rows + K) * (size_t)dim * 2;
 
   llmk_tensor tx, tw, tcs, tq, tci, tn, tnct, tf, tl, ti;
-  int64_t sx2[2] = {T, dim}, sx3[3] = {B, m + 1, dim}, sw[2] = {K, dim}, scs[3] = {lines, C, dim};
-  if (c->kind == 0) llmk_tensor_init(&tx, LLMK_BF16, 3, sx3, NULL, x);
-  else llmk_tensor_init(&tx, LLMK_BF16, 2, sx2, NULL, x);
+  int64_t sx2[2] = {T, dim}, sx3[3] = {B, m + 1, dim}, sw[2] = {K, dim},
+          scs[3] = {lines, C, dim};
+  if (c->kind == 0)
+    llmk_tensor_init(&tx, LLMK_BF16, 3, sx3, NULL, x);
+  else
+    llmk_tensor_init(&tx, LLMK_BF16, 2, sx2, NULL, x);
   llmk_tensor_init(&tw, LLMK_BF16, 2, sw, NULL, w);
   llmk_tensor_init(&tcs, LLMK_BF16, 3, scs, NULL, cs);
   int64_t sq[1] = {B + 1}, sb[1] = {B}, sci2[2] = {B, max_blocks};
   llmk_tensor_init(&tq, LLMK_I32, 1, sq, NULL, qsl);
-  if (c->block_size) llmk_tensor_init(&tci, LLMK_I32, 2, sci2, NULL, ci);
-  else llmk_tensor_init(&tci, LLMK_I32, 1, sb, NULL, ci);
+  if (c->block_size)
+    llmk_tensor_init(&tci, LLMK_I32, 2, sci2, NULL, ci);
+  else
+    llmk_tensor_init(&tci, LLMK_I32, 1, sb, NULL, ci);
   llmk_tensor_init(&tn, LLMK_I32, 1, sb, NULL, nacc);
   llmk_tensor_init(&tnct, LLMK_I32, 1, sb, NULL, nct);
   llmk_tensor_init(&tf, LLMK_I32, 1, sb, NULL, first);
@@ -132,8 +151,9 @@ static void run(const config *c) {
   llmk_plan *plan = NULL;
   llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
       &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL,
-      apc ? &tnct : NULL, apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL, NULL, -1, -1, 0,
-      c->block_size, 0, c->silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &ws, &plan);
+      apc ? &tnct : NULL, apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL, NULL, -1,
+      -1, 0, c->block_size, 0, c->silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &ws,
+      &plan);
   if (st != LLMK_SUCCESS) {
     fprintf(stderr, "%s: %s\n", c->name, llmk_last_error());
     exit(1);
@@ -168,17 +188,32 @@ static void run(const config *c) {
          (double)moved / op * 1e-9, (double)moved / mc * 1e-9, 100.0 * mc / op);
   fflush(stdout);
   llmk_plan_destroy(plan);
-  free(wsp); free(a); free(bb); free(len); free(x); free(w); free(cs); free(qsl); free(ci);
-  free(nacc); free(nct); free(first); free(last); free(init); free(perm);
+  free(wsp);
+  free(a);
+  free(bb);
+  free(len);
+  free(x);
+  free(w);
+  free(cs);
+  free(qsl);
+  free(ci);
+  free(nacc);
+  free(nct);
+  free(first);
+  free(last);
+  free(init);
+  free(perm);
 }
 
 int main(int argc, char **argv) {
   if (argc > 1) threads = atoi(argv[1]);
   if (threads < 1) threads = 1;
   llmk_context_create(threads, &ctx);
-  printf("fused_causal_conv1d, bf16, K=3, %d thread(s), ISA %s; median per call; %% = memcpy "
-         "time / op time for the same bytes (memcpy timed alternately in the same loop)\n",
-         threads, llmk_isa_name(llmk_get_isa()));
+  printf(
+      "fused_causal_conv1d, bf16, K=3, %d thread(s), ISA %s; median per call; %% = "
+      "memcpy "
+      "time / op time for the same bytes (memcpy timed alternately in the same loop)\n",
+      threads, llmk_isa_name(llmk_get_isa()));
   const config configs[] = {
       {"decode fixed batch B=256 dim=8192 m=0", 256, 8192, 0, 0, 0, 0, 0, 0},
       {"decode fixed batch B=256 dim=8192 m=3", 256, 8192, 3, 0, 0, 0, 0, 0},

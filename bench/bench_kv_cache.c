@@ -42,7 +42,8 @@ static double time_memcpy(char *dst, const char *src, size_t n, int reps) {
 #pragma omp parallel num_threads(threads)
     {
       int i = omp_get_thread_num(), k = omp_get_num_threads();
-      size_t b = n / (size_t)k * (size_t)i, e = i == k - 1 ? n : n / (size_t)k * (size_t)(i + 1);
+      size_t b = n / (size_t)k * (size_t)i,
+             e = i == k - 1 ? n : n / (size_t)k * (size_t)(i + 1);
       memcpy(dst + b, src + b, e - b);
     }
     t[r] = bench_now() - t0;
@@ -60,7 +61,8 @@ typedef struct config {
 } config;
 
 static void shape_of(const config *c, bool key, int *rank, int64_t *shape) {
-  int64_t x = 16 / (int64_t)llmk_dtype_size(c->cache), ld = 32 / (int64_t)llmk_dtype_size(c->cache);
+  int64_t x = 16 / (int64_t)llmk_dtype_size(c->cache),
+          ld = 32 / (int64_t)llmk_dtype_size(c->cache);
   if (c->layout == LLMK_KV_BLOCKS) {
     *rank = 4;
     int64_t s[4] = {c->num_blocks, c->block_size, c->H, c->D};
@@ -87,7 +89,8 @@ static void run(const config *c) {
   char *k = xmalloc(tok_bytes), *v = xmalloc(tok_bytes);
   char *kc = xmalloc(cache_bytes), *vc = xmalloc(cache_bytes);
   int64_t *slots = xmalloc((size_t)c->T * 8);
-  for (size_t i = 0; i < tok_bytes / 2; i++) ((uint16_t *)(void *)k)[i] = (uint16_t)(0x3c00 + (next_rand() & 0x3ff));
+  for (size_t i = 0; i < tok_bytes / 2; i++)
+    ((uint16_t *)(void *)k)[i] = (uint16_t)(0x3c00 + (next_rand() & 0x3ff));
   memcpy(v, k, tok_bytes);
   int64_t nslots = c->num_blocks * c->block_size;
   if (c->contiguous_slots) {
@@ -97,7 +100,9 @@ static void run(const config *c) {
     for (int64_t i = 0; i < c->num_blocks; i++) perm[i] = i;
     for (int64_t i = 0; i < nblk; i++) {
       int64_t j = i + (int64_t)(next_rand() % (uint64_t)(c->num_blocks - i));
-      int64_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+      int64_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
     }
     for (int64_t t = 0; t < c->T; t++)
       slots[t] = perm[t / c->block_size] * c->block_size + t % c->block_size;
@@ -107,7 +112,9 @@ static void run(const config *c) {
     for (int64_t i = 0; i < nslots; i++) perm[i] = i;
     for (int64_t i = 0; i < c->T; i++) {
       int64_t j = i + (int64_t)(next_rand() % (uint64_t)(nslots - i));
-      int64_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+      int64_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
       slots[i] = perm[i];
     }
     free(perm);
@@ -127,9 +134,9 @@ static void run(const config *c) {
   bool quant = c->src != c->cache;
   size_t ws;
   llmk_plan *plan;
-  if (llmk_scatter_pa_kv_cache_get_workspace_size(&tk, &tv, &tkc, &tvc, &ts, quant ? &tsc : NULL,
-                                                  quant ? &tsc : NULL, c->layout, &ws,
-                                                  &plan) != LLMK_SUCCESS) {
+  if (llmk_scatter_pa_kv_cache_get_workspace_size(
+          &tk, &tv, &tkc, &tvc, &ts, quant ? &tsc : NULL, quant ? &tsc : NULL, c->layout,
+          &ws, &plan) != LLMK_SUCCESS) {
     fprintf(stderr, "%s: %s\n", c->name, llmk_last_error());
     exit(1);
   }
@@ -150,7 +157,8 @@ static void run(const config *c) {
     max_blocks = (c->T + c->block_size - 1) / c->block_size;
     tables = xmalloc((size_t)max_blocks * 8);
     lens = xmalloc(8);
-    for (int64_t b = 0; b < max_blocks; b++) tables[b] = slots[b * c->block_size] / c->block_size;
+    for (int64_t b = 0; b < max_blocks; b++)
+      tables[b] = slots[b * c->block_size] / c->block_size;
     lens[0] = c->T;
     ko = xmalloc(tok_bytes);
     vo = xmalloc(tok_bytes);
@@ -159,8 +167,9 @@ static void run(const config *c) {
     llmk_tensor_init(&tvo, c->src, 3, tshape, NULL, vo);
     llmk_tensor_init(&tbt, LLMK_I64, 2, (int64_t[]){B, max_blocks}, NULL, tables);
     llmk_tensor_init(&tln, LLMK_I64, 1, (int64_t[]){B}, NULL, lens);
-    if (llmk_gather_pa_kv_cache_get_workspace_size(&tkc, &tvc, &tbt, &tln, NULL, NULL, &tko, &tvo,
-                                                   c->layout, &gws, &gplan) != LLMK_SUCCESS) {
+    if (llmk_gather_pa_kv_cache_get_workspace_size(&tkc, &tvc, &tbt, &tln, NULL, NULL,
+                                                   &tko, &tvo, c->layout, &gws,
+                                                   &gplan) != LLMK_SUCCESS) {
       fprintf(stderr, "%s: %s\n", c->name, llmk_last_error());
       exit(1);
     }
@@ -174,8 +183,8 @@ static void run(const config *c) {
   }
   if (c->layout == LLMK_KV_BLOCKS && !quant)
     for (int64_t t = 0; t < c->T; t++)
-      if (memcmp(kc + (size_t)(slots[t] * c->H * c->D) * 2, k + (size_t)(t * c->H * c->D) * 2,
-                 (size_t)(c->H * c->D) * 2)) {
+      if (memcmp(kc + (size_t)(slots[t] * c->H * c->D) * 2,
+                 k + (size_t)(t * c->H * c->D) * 2, (size_t)(c->H * c->D) * 2)) {
         fprintf(stderr, "%s: token %lld not in its slot\n", c->name, (long long)t);
         exit(1);
       }
@@ -186,14 +195,17 @@ static void run(const config *c) {
       exit(1);
     }
   }
-  size_t moved = 2 * tok_bytes + 2 * (size_t)(c->T * c->H * c->D) * llmk_dtype_size(c->cache);
+  size_t moved =
+      2 * tok_bytes + 2 * (size_t)(c->T * c->H * c->D) * llmk_dtype_size(c->cache);
   int reps = c->T <= 512 ? 41 : 11, inner = c->T <= 512 ? 20 : 1;
   double t[64];
   for (int r = 0; r < reps; r++) {
     double t0 = bench_now();
     for (int i = 0; i < inner; i++) {
-      if (c->gather) llmk_gather_pa_kv_cache(gw, gws, gplan, ctx);
-      else llmk_scatter_pa_kv_cache(w, ws, plan, ctx);
+      if (c->gather)
+        llmk_gather_pa_kv_cache(gw, gws, gplan, ctx);
+      else
+        llmk_scatter_pa_kv_cache(w, ws, plan, ctx);
     }
     t[r] = (bench_now() - t0) / inner;
   }
@@ -207,12 +219,24 @@ static void run(const config *c) {
     mt[r] = (bench_now() - t0) / inner;
   }
   double mc = bench_median(mt, reps);
-  printf("  %-44s %10.1f us  %7.2f GB/s  memcpy %7.2f GB/s  %5.1f%%  (%.2fx memcpy time)\n", c->name,
-         op * 1e6, (double)moved / op * 1e-9, (double)moved / mc * 1e-9, 100.0 * mc / op, op / mc);
+  printf(
+      "  %-44s %10.1f us  %7.2f GB/s  memcpy %7.2f GB/s  %5.1f%%  (%.2fx memcpy time)\n",
+      c->name, op * 1e6, (double)moved / op * 1e-9, (double)moved / mc * 1e-9,
+      100.0 * mc / op, op / mc);
   fflush(stdout);
-  free(a); free(b);
-  free(k); free(v); free(kc); free(vc); free(slots); free(w);
-  free(tables); free(lens); free(ko); free(vo); free(gw);
+  free(a);
+  free(b);
+  free(k);
+  free(v);
+  free(kc);
+  free(vc);
+  free(slots);
+  free(w);
+  free(tables);
+  free(lens);
+  free(ko);
+  free(vo);
+  free(gw);
   llmk_plan_destroy(plan);
   llmk_plan_destroy(gplan);
 }
@@ -221,19 +245,30 @@ int main(int argc, char **argv) {
   if (argc > 1) threads = atoi(argv[1]);
   if (threads < 1) threads = 1;
   llmk_context_create(threads, &ctx);
-  printf("scatter/gather_pa_kv_cache, %d thread(s), ISA %s; median per call; %% = memcpy time / "
-         "op time for the same bytes\n",
-         threads, llmk_isa_name(llmk_get_isa()));
+  printf(
+      "scatter/gather_pa_kv_cache, %d thread(s), ISA %s; median per call; %% = memcpy "
+      "time / "
+      "op time for the same bytes\n",
+      threads, llmk_isa_name(llmk_get_isa()));
   const config configs[] = {
-      {"(a) prefill T=16384 H=8 D=128 bf16 NHD bs128", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_BF16, LLMK_KV_BLOCKS, true, false},
-      {"(b) decode T=256 H=8 D=128 bf16 NHD bs128", 256, 8, 128, 128, 4096, LLMK_BF16, LLMK_BF16, LLMK_KV_BLOCKS, false, false},
-      {"(c) prefill, fp8 e4m3 cache", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_FP8_E4M3FN, LLMK_KV_BLOCKS, true, false},
-      {"(d) prefill, x-split", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_BF16, LLMK_KV_XSPLIT, true, false},
-      {"(d) prefill, NZ", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_BF16, LLMK_KV_NZ, true, false},
-      {"(e) PyPTO T=2633 H=2 D=256 nb9760", 2633, 2, 256, 128, 9760, LLMK_BF16, LLMK_BF16, LLMK_KV_BLOCKS, false, false},
-      {"(e) PyPTO T=7902 H=2 D=256 nb9760", 7902, 2, 256, 128, 9760, LLMK_BF16, LLMK_BF16, LLMK_KV_BLOCKS, false, false},
-      {"(e) PyPTO T=16384 H=2 D=256 nb9760", 16384, 2, 256, 128, 9760, LLMK_BF16, LLMK_BF16, LLMK_KV_BLOCKS, false, false},
-      {"(f) gather of (a) back", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_BF16, LLMK_KV_BLOCKS, true, true},
+      {"(a) prefill T=16384 H=8 D=128 bf16 NHD bs128", 16384, 8, 128, 128, 256, LLMK_BF16,
+       LLMK_BF16, LLMK_KV_BLOCKS, true, false},
+      {"(b) decode T=256 H=8 D=128 bf16 NHD bs128", 256, 8, 128, 128, 4096, LLMK_BF16,
+       LLMK_BF16, LLMK_KV_BLOCKS, false, false},
+      {"(c) prefill, fp8 e4m3 cache", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_FP8_E4M3FN,
+       LLMK_KV_BLOCKS, true, false},
+      {"(d) prefill, x-split", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_BF16,
+       LLMK_KV_XSPLIT, true, false},
+      {"(d) prefill, NZ", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_BF16, LLMK_KV_NZ, true,
+       false},
+      {"(e) PyPTO T=2633 H=2 D=256 nb9760", 2633, 2, 256, 128, 9760, LLMK_BF16, LLMK_BF16,
+       LLMK_KV_BLOCKS, false, false},
+      {"(e) PyPTO T=7902 H=2 D=256 nb9760", 7902, 2, 256, 128, 9760, LLMK_BF16, LLMK_BF16,
+       LLMK_KV_BLOCKS, false, false},
+      {"(e) PyPTO T=16384 H=2 D=256 nb9760", 16384, 2, 256, 128, 9760, LLMK_BF16,
+       LLMK_BF16, LLMK_KV_BLOCKS, false, false},
+      {"(f) gather of (a) back", 16384, 8, 128, 128, 256, LLMK_BF16, LLMK_BF16,
+       LLMK_KV_BLOCKS, true, true},
   };
   for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) run(&configs[i]);
   llmk_context_destroy(ctx);

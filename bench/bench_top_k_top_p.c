@@ -117,8 +117,8 @@ static int cmp_pair(const void *a, const void *b) {
 /* The reference on one f32 row: sort, top-k, softmax, cumsum, mask, scatter back. */
 /* margin: the smallest |c[j] - (1 - p)| over the row, in ulps of 1 - p (how close f32
  * rounding came to deciding an entry) */
-static void reference_row(const float *row, int64_t V, int64_t k, bool has_p, float p, float *out,
-                          pair *s, float *q, double *margin) {
+static void reference_row(const float *row, int64_t V, int64_t k, bool has_p, float p,
+                          float *out, pair *s, float *q, double *margin) {
   for (int64_t j = 0; j < V; j++) s[j] = (pair){row[j], (int32_t)j};
   qsort(s, (size_t)V, sizeof *s, cmp_pair);
   if (k >= 1 && k <= V - 1) {
@@ -167,8 +167,10 @@ static void run(const config *c) {
     }
     x[i] = (s - 2.0f) * 3.4f;
   }
-  if (c->dtype == LLMK_F32) memcpy(logits, x, n * 4);
-  else llmk_convert(logits, c->dtype, x, LLMK_F32, n);
+  if (c->dtype == LLMK_F32)
+    memcpy(logits, x, n * 4);
+  else
+    llmk_convert(logits, c->dtype, x, LLMK_F32, n);
   llmk_convert(x, LLMK_F32, logits, c->dtype, n); /* the values the op sees */
   float *pv = malloc((size_t)c->B * 4);
   int32_t *kv = malloc((size_t)c->B * 4);
@@ -183,8 +185,9 @@ static void run(const config *c) {
   llmk_tensor_init(&tk, LLMK_I32, 1, (int64_t[]){c->B}, NULL, kv);
   size_t ws;
   llmk_plan *plan;
-  if (llmk_apply_top_k_top_p_get_workspace_size(&tl, c->p >= 0 ? &tp : NULL, c->k ? &tk : NULL, &to,
-                                                &ws, &plan) != LLMK_SUCCESS) {
+  if (llmk_apply_top_k_top_p_get_workspace_size(&tl, c->p >= 0 ? &tp : NULL,
+                                                c->k ? &tk : NULL, &to, &ws,
+                                                &plan) != LLMK_SUCCESS) {
     fprintf(stderr, "%s: %s\n", c->name, llmk_last_error());
     exit(1);
   }
@@ -250,12 +253,17 @@ static void run(const config *c) {
     spent += t[i] + m[i];
   }
   double op = bench_median(t, reps), pass = bench_median(m, reps);
-  printf("  %-40s %9.3f ms  reference %9.1f ms  %7.1fx faster  %5.2fx one read+write pass%s\n",
-         c->name, op * 1e3, t_ref * 1e3, t_ref / op, op / pass,
-         diff > close ? "  MASKS DIFFER FROM THE REFERENCE" : "");
+  printf(
+      "  %-40s %9.3f ms  reference %9.1f ms  %7.1fx faster  %5.2fx one read+write "
+      "pass%s\n",
+      c->name, op * 1e3, t_ref * 1e3, t_ref / op, op / pass,
+      diff > close ? "  MASKS DIFFER FROM THE REFERENCE" : "");
   if (diff)
-    printf("    %zu entries differ, %zu of them in rows whose cumulative sum comes within 64 ulp "
-           "of 1-p (decided by f32 rounding)\n", diff, close);
+    printf(
+        "    %zu entries differ, %zu of them in rows whose cumulative sum comes within "
+        "64 ulp "
+        "of 1-p (decided by f32 rounding)\n",
+        diff, close);
   if (floor) {
     double tm = bench_median(fm, reps), te = bench_median(fe, reps);
     printf(
@@ -268,7 +276,15 @@ static void run(const config *c) {
   fflush(stdout);
   llmk_plan_destroy(plan);
   free(margin);
-  free(x); free(ref); free(logits); free(out); free(copy); free(pv); free(kv); free(w); free(got);
+  free(x);
+  free(ref);
+  free(logits);
+  free(out);
+  free(copy);
+  free(pv);
+  free(kv);
+  free(w);
+  free(got);
   free(rmax);
   free(t);
 }
@@ -277,9 +293,10 @@ int main(int argc, char **argv) {
   if (argc > 1) threads = atoi(argv[1]);
   if (threads < 1) threads = 1;
   llmk_context_create(threads, &ctx);
-  printf("apply_top_k_top_p, %d thread(s), ISA %s; median of 15 calls or more (0.2 s); the "
-         "reference: median of %d runs\n",
-         threads, llmk_isa_name(llmk_get_isa()), REF_RUNS);
+  printf(
+      "apply_top_k_top_p, %d thread(s), ISA %s; median of 15 calls or more (0.2 s); the "
+      "reference: median of %d runs\n",
+      threads, llmk_isa_name(llmk_get_isa()), REF_RUNS);
   const config configs[] = {
       {"B=64 V=151936 f32 k=50 p=0.9", 64, 151936, LLMK_F32, 50, 0.9f},
       {"B=64 V=151936 f32 p=0.9", 64, 151936, LLMK_F32, 0, 0.9f},

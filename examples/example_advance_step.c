@@ -1,18 +1,17 @@
 /* advance_step, both modes, on the spec's samples: the two-phase call, error
  * handling, and a repeatable plan reused across decode steps. */
 #include <inttypes.h>
+#include <llmk/llmk.h>
 #include <stdio.h>
 
-#include <llmk/llmk.h>
-
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    llmk_status st_ = (call);                                                    \
-    if (st_ != LLMK_SUCCESS) {                                                   \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, llmk_status_string(st_),     \
-              llmk_last_error());                                                \
-      return 1;                                                                  \
-    }                                                                            \
+#define CHECK(call)                                                          \
+  do {                                                                       \
+    llmk_status st_ = (call);                                                \
+    if (st_ != LLMK_SUCCESS) {                                               \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, llmk_status_string(st_), \
+              llmk_last_error());                                            \
+      return 1;                                                              \
+    }                                                                        \
   } while (0)
 
 static void print_row(const char *name, const int64_t *v, int n) {
@@ -37,8 +36,8 @@ static int plain(void) {
 
   size_t ws;
   llmk_plan *plan;
-  CHECK(llmk_advance_step_get_workspace_size(&tok, &samp, &pos, &lens, &slot, &tab, NULL, NULL,
-                                             4, 4, 128, &ws, &plan));
+  CHECK(llmk_advance_step_get_workspace_size(&tok, &samp, &pos, &lens, &slot, &tab, NULL,
+                                             NULL, 4, 4, 128, &ws, &plan));
   CHECK(llmk_plan_set_repeatable(plan)); /* the same tensors every step */
   printf("plain mode (vllm-ascend sample), two steps:\n");
   for (int step = 0; step < 2; step++) {
@@ -53,8 +52,8 @@ static int plain(void) {
 
   /* a position past the block table is rejected before anything is written */
   seq_lens[2] = 128;
-  CHECK(llmk_advance_step_get_workspace_size(&tok, &samp, &pos, &lens, &slot, &tab, NULL, NULL,
-                                             4, 4, 128, &ws, &plan));
+  CHECK(llmk_advance_step_get_workspace_size(&tok, &samp, &pos, &lens, &slot, &tab, NULL,
+                                             NULL, 4, 4, 128, &ws, &plan));
   llmk_status st = llmk_advance_step(NULL, ws, plan, NULL); /* consumes the plan */
   printf("seq_lens[2]=128 with one block of 128: %s\n  %s\n", llmk_status_string(st),
          llmk_last_error());
@@ -67,11 +66,13 @@ static int speculative(void) {
   int64_t tokens[N * T], positions[N * T], seq_lens[N * T], slots[N * T];
   int64_t sampled[N * T], spec[N], accepted[N];
   static int64_t tables[N * 1000];
-  for (int i = 0; i < N * T; i++) tokens[i] = positions[i] = seq_lens[i] = slots[i] = i % 8;
+  for (int i = 0; i < N * T; i++)
+    tokens[i] = positions[i] = seq_lens[i] = slots[i] = i % 8;
   for (int i = 0; i < N * T; i++) sampled[i] = i % 8; /* "the same data" */
   for (int i = 0; i < N; i++) spec[i] = accepted[i] = i;
   for (int i = 0; i < N * 1000; i++) tables[i] = 7;
-  int64_t flat[1] = {N * T}, nt[2] = {N, T}, ns[2] = {N, 1}, n[1] = {N}, tb[2] = {N, 1000};
+  int64_t flat[1] = {N * T}, nt[2] = {N, T}, ns[2] = {N, 1}, n[1] = {N},
+          tb[2] = {N, 1000};
   llmk_tensor tok, samp, pos, lens, slot, tab, sp, acc;
   CHECK(llmk_tensor_init(&tok, LLMK_I64, 1, flat, NULL, tokens));
   CHECK(llmk_tensor_init(&samp, LLMK_I64, 2, nt, NULL, sampled));
@@ -83,8 +84,8 @@ static int speculative(void) {
   CHECK(llmk_tensor_init(&acc, LLMK_I64, 1, n, NULL, accepted));
   size_t ws;
   llmk_plan *plan;
-  CHECK(llmk_advance_step_get_workspace_size(&tok, &samp, &pos, &lens, &slot, &tab, &sp, &acc,
-                                             N, N, 8, &ws, &plan));
+  CHECK(llmk_advance_step_get_workspace_size(&tok, &samp, &pos, &lens, &slot, &tab, &sp,
+                                             &acc, N, N, 8, &ws, &plan));
   CHECK(llmk_advance_step(NULL, ws, plan, NULL));
   printf("speculative mode (CANN V2 sample):\n");
   print_row("input_tokens", tokens, N * T);

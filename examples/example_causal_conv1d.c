@@ -1,29 +1,29 @@
-/* fused_causal_conv1d on the spec's sample (CANN's doc example: a 2-D varlen prefill of four
- * sequences, f16), checked against the spec's stated result; then three decode steps (3-D x,
- * one token per sequence) that continue from the cache lines the prefill left, with a
- * repeatable plan. Returns non-zero if any value differs from the expected one. */
+/* fused_causal_conv1d on the spec's sample (CANN's doc example: a 2-D varlen prefill of
+ * four sequences, f16), checked against the spec's stated result; then three decode steps
+ * (3-D x, one token per sequence) that continue from the cache lines the prefill left,
+ * with a repeatable plan. Returns non-zero if any value differs from the expected one. */
+#include <llmk/llmk.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <llmk/llmk.h>
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    llmk_status st_ = (call);                                                        \
-    if (st_ != LLMK_SUCCESS) {                                                       \
-      fprintf(stderr, "%s: %s: %s\n", #call, llmk_status_string(st_), llmk_last_error()); \
-      return 1;                                                                      \
-    }                                                                                \
+#define CHECK(call)                                                   \
+  do {                                                                \
+    llmk_status st_ = (call);                                         \
+    if (st_ != LLMK_SUCCESS) {                                        \
+      fprintf(stderr, "%s: %s: %s\n", #call, llmk_status_string(st_), \
+              llmk_last_error());                                     \
+      return 1;                                                       \
+    }                                                                 \
   } while (0)
 
 enum { K = 3, DIM = 128, BATCH = 4, LINES = 8, C = 2, T = 19 };
 
 #define F16_ONE 0x3c00
 
-static uint16_t x[T * DIM];                /* [T, dim] */
-static uint16_t weight[K * DIM];           /* [K, dim] */
-static uint16_t states[LINES * C * DIM];   /* [num_lines, C, dim] */
+static uint16_t x[T * DIM];              /* [T, dim] */
+static uint16_t weight[K * DIM];         /* [K, dim] */
+static uint16_t states[LINES * C * DIM]; /* [num_lines, C, dim] */
 static int32_t cache_indices[BATCH] = {0, 3, 1, 5};
 
 /* 1 if every element of n f16 values has the bits of v */
@@ -48,7 +48,7 @@ static int prefill(void) {
   int32_t qsl[BATCH + 1] = {0, 5, 8, 15, 19}; /* sequence lengths 5, 3, 7, 4 */
   int32_t nacc[BATCH] = {0, 0, 0, 0};
   for (int i = 0; i < T * DIM; i++) x[i] = F16_ONE;
-  for (int d = 0; d < DIM; d++) weight[d] = F16_ONE;   /* w[0] = 1 (the oldest token) */
+  for (int d = 0; d < DIM; d++) weight[d] = F16_ONE; /* w[0] = 1 (the oldest token) */
   /* w[1] = w[2] = 0 and conv_states = 0: the static arrays start zeroed */
   static uint16_t before[LINES * C * DIM];
   memcpy(before, states, sizeof states);
@@ -64,9 +64,10 @@ static int prefill(void) {
   size_t ws;
   llmk_plan *plan;
   CHECK(llmk_fused_causal_conv1d_get_workspace_size(
-      &tx, &tw, &ts, &tq, &tc, &tn, NULL /* num_computed_tokens */, NULL, NULL, NULL /* no APC */,
-      NULL /* bias */, -1 /* pad_slot_id */, 7 /* max_query_len */, 0 /* residual */,
-      0 /* block_size */, 0 /* conv_mode */, LLMK_ACTIVATION_NONE, &ws, &plan));
+      &tx, &tw, &ts, &tq, &tc, &tn, NULL /* num_computed_tokens */, NULL, NULL,
+      NULL /* no APC */, NULL /* bias */, -1 /* pad_slot_id */, 7 /* max_query_len */,
+      0 /* residual */, 0 /* block_size */, 0 /* conv_mode */, LLMK_ACTIVATION_NONE, &ws,
+      &plan));
   void *ws_buf = malloc(ws ? ws : 1);
   int rc = run(ws_buf, ws, plan); /* consumes the plan */
   free(ws_buf);
@@ -89,19 +90,23 @@ static int prefill(void) {
     if (memcmp(states + l * C * DIM, before + l * C * DIM, C * DIM * 2)) printf(" %d", l);
   printf("\n  lines unchanged:");
   for (int l = 0; l < LINES; l++)
-    if (!memcmp(states + l * C * DIM, before + l * C * DIM, C * DIM * 2)) printf(" %d", l);
+    if (!memcmp(states + l * C * DIM, before + l * C * DIM, C * DIM * 2))
+      printf(" %d", l);
   printf("\n");
   for (int l = 0; l < LINES; l++)
     ok &= all_equal(states + l * C * DIM, C * DIM, line_of(l) >= 0 ? F16_ONE : 0x0000);
-  printf("  %s\n", ok ? "matches the spec's result (x rows 0 0 1 1 ...; lines 0 3 1 5 all 1; "
-                        "lines 2 4 6 7 stay 0)"
-                      : "DIFFERS from the spec's result");
+  printf("  %s\n",
+         ok ? "matches the spec's result (x rows 0 0 1 1 ...; lines 0 3 1 5 all 1; "
+              "lines 2 4 6 7 stay 0)"
+            : "DIFFERS from the spec's result");
   return ok ? 0 : 1;
 }
 
 /* decode step s >= 0 feeds sequence b the token 2 + 4s + b; steps -1 and -2 stand for the
  * prefill's last two tokens, both 1 */
-static float token(int step, int b) { return step < 0 ? 1.0f : (float)(2 + 4 * step + b); }
+static float token(int step, int b) {
+  return step < 0 ? 1.0f : (float)(2 + 4 * step + b);
+}
 
 static int decode(void) {
   /* one token per sequence; conv_states keeps the last C = K-1 tokens of each sequence */
@@ -154,7 +159,8 @@ static int decode(void) {
     if (line_of(l) < 0) ok &= all_equal(states + l * C * DIM, C * DIM, 0x0000);
   free(ws_buf);
   CHECK(llmk_plan_destroy(plan));
-  printf("  %s\n", ok ? "as expected (other lines still 0)" : "DIFFERS from the expected result");
+  printf("  %s\n",
+         ok ? "as expected (other lines still 0)" : "DIFFERS from the expected result");
   return ok ? 0 : 1;
 }
 

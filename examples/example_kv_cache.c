@@ -1,18 +1,18 @@
 /* scatter_pa_kv_cache and gather_pa_kv_cache on the spec's samples: PyPTO's NHD sample,
  * CANN's NZ sample, an fp8 cache, and reading a sequence back by its block table. */
+#include <llmk/llmk.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <llmk/llmk.h>
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    llmk_status st_ = (call);                                                        \
-    if (st_ != LLMK_SUCCESS) {                                                       \
-      fprintf(stderr, "%s: %s: %s\n", #call, llmk_status_string(st_), llmk_last_error()); \
-      return 1;                                                                      \
-    }                                                                                \
+#define CHECK(call)                                                   \
+  do {                                                                \
+    llmk_status st_ = (call);                                         \
+    if (st_ != LLMK_SUCCESS) {                                        \
+      fprintf(stderr, "%s: %s: %s\n", #call, llmk_status_string(st_), \
+              llmk_last_error());                                     \
+      return 1;                                                       \
+    }                                                                 \
   } while (0)
 
 static int pypto(void) {
@@ -35,8 +35,10 @@ static int pypto(void) {
   int rows = 0, untouched = 0;
   for (int t = 0; t < T; t++) rows += !memcmp(cache + slots[t] * D, key + t * D, D * 2);
   for (int i = 0; i < NB * BS * D; i++) untouched += cache[i] == 0x7fc1;
-  printf("PyPTO sample: %d of %d slot rows equal their key, %d of %d other elements unchanged\n",
-         rows, T, untouched, NB * BS * D - T * D);
+  printf(
+      "PyPTO sample: %d of %d slot rows equal their key, %d of %d other elements "
+      "unchanged\n",
+      rows, T, untouched, NB * BS * D - T * D);
   return rows == T && untouched == NB * BS * D - T * D ? 0 : 1;
 }
 
@@ -64,7 +66,8 @@ static int cann_nz(void) {
     ones += kc[i] == 1;
     ok &= kc[i] == (in_row ? 0 : 1) && vc[i] == kc[i];
   }
-  printf("CANN NZ sample: %d elements became 0 (c*512 + 0..31), %d stayed 0x0001\n", zeros, ones);
+  printf("CANN NZ sample: %d elements became 0 (c*512 + 0..31), %d stayed 0x0001\n",
+         zeros, ones);
   return ok ? 0 : 1;
 }
 
@@ -82,7 +85,8 @@ static int fp8_and_gather(void) {
   float scale = 0.125f;
   llmk_tensor tk, tc, ts, tsc, tbt, tln, tout;
   CHECK(llmk_tensor_init(&tk, LLMK_F32, 3, (int64_t[]){T, H, D}, NULL, key));
-  CHECK(llmk_tensor_init(&tc, LLMK_FP8_E4M3FN, 4, (int64_t[]){NB, BS, H, D}, NULL, cache));
+  CHECK(
+      llmk_tensor_init(&tc, LLMK_FP8_E4M3FN, 4, (int64_t[]){NB, BS, H, D}, NULL, cache));
   CHECK(llmk_tensor_init(&ts, LLMK_I64, 1, (int64_t[]){T}, NULL, slots));
   CHECK(llmk_tensor_init(&tsc, LLMK_F32, 0, NULL, NULL, &scale));
   CHECK(llmk_tensor_init(&tbt, LLMK_I64, 2, (int64_t[]){2, 2}, NULL, tables));
@@ -95,8 +99,8 @@ static int fp8_and_gather(void) {
   void *w = malloc(ws ? ws : 1);
   CHECK(llmk_scatter_pa_kv_cache(w, ws, plan, NULL));
   free(w);
-  CHECK(llmk_gather_pa_kv_cache_get_workspace_size(&tc, NULL, &tbt, &tln, &tsc, NULL, &tout, NULL,
-                                                   LLMK_KV_BLOCKS, &ws, &plan));
+  CHECK(llmk_gather_pa_kv_cache_get_workspace_size(
+      &tc, NULL, &tbt, &tln, &tsc, NULL, &tout, NULL, LLMK_KV_BLOCKS, &ws, &plan));
   w = malloc(ws ? ws : 1);
   CHECK(llmk_gather_pa_kv_cache(w, ws, plan, NULL));
   free(w);
@@ -107,8 +111,10 @@ static int fp8_and_gather(void) {
     if (e > max_err) max_err = e;
   }
   /* e4m3 keeps 3 mantissa bits: values up to 18 / 0.125 = 144 are within 1/16 relative */
-  printf("fp8 e4m3 round trip of 2 sequences (5 + 3 tokens): max |error| %.3f (values up to 18)\n",
-         max_err);
+  printf(
+      "fp8 e4m3 round trip of 2 sequences (5 + 3 tokens): max |error| %.3f (values up to "
+      "18)\n",
+      max_err);
   return max_err <= 18.0 / 16 ? 0 : 1;
 }
 

@@ -1,17 +1,17 @@
 /* apply_top_k_top_p on CANN's sample, then min-p with kept counts, and sampling. */
+#include <llmk/llmk.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <llmk/llmk.h>
-
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    llmk_status st_ = (call);                                                             \
-    if (st_ != LLMK_SUCCESS) {                                                            \
-      fprintf(stderr, "%s: %s: %s\n", #call, llmk_status_string(st_), llmk_last_error()); \
-      return 1;                                                                           \
-    }                                                                                     \
+#define CHECK(call)                                                   \
+  do {                                                                \
+    llmk_status st_ = (call);                                         \
+    if (st_ != LLMK_SUCCESS) {                                        \
+      fprintf(stderr, "%s: %s: %s\n", #call, llmk_status_string(st_), \
+              llmk_last_error());                                     \
+      return 1;                                                       \
+    }                                                                 \
   } while (0)
 
 int main(void) {
@@ -44,8 +44,8 @@ int main(void) {
   CHECK(llmk_tensor_init(&tf, LLMK_F32, 2, (int64_t[]){1, 6}, NULL, filtered));
   CHECK(llmk_tensor_init(&tm, LLMK_F32, 1, (int64_t[]){1}, NULL, &min_p));
   CHECK(llmk_tensor_init(&tkept, LLMK_I64, 1, (int64_t[]){1}, NULL, &kept));
-  CHECK(llmk_apply_top_k_top_p_min_p_get_workspace_size(&tr, NULL, NULL, &tm, &tf, &tkept, &ws,
-                                                        &plan));
+  CHECK(llmk_apply_top_k_top_p_min_p_get_workspace_size(&tr, NULL, NULL, &tm, &tf, &tkept,
+                                                        &ws, &plan));
   w = malloc(ws ? ws : 1);
   CHECK(llmk_apply_top_k_top_p(w, ws, plan, NULL));
   free(w);
@@ -69,16 +69,18 @@ int main(void) {
   CHECK(llmk_tensor_init(&tks, LLMK_I32, 1, (int64_t[]){DRAWS}, NULL, ks));
   CHECK(llmk_tensor_init(&tseed, LLMK_I64, 1, (int64_t[]){DRAWS}, NULL, seeds));
   CHECK(llmk_tensor_init(&tids, LLMK_I64, 1, (int64_t[]){DRAWS}, NULL, ids));
-  CHECK(llmk_sample_top_k_top_p_get_workspace_size(&trs, NULL, &tks, NULL, NULL, &tseed, NULL,
-                                                   &tids, &ws, &plan));
+  CHECK(llmk_sample_top_k_top_p_get_workspace_size(&trs, NULL, &tks, NULL, NULL, &tseed,
+                                                   NULL, &tids, &ws, &plan));
   w = malloc(ws ? ws : 1);
   CHECK(llmk_apply_top_k_top_p(w, ws, plan, NULL));
   free(w);
   int hist[6] = {0};
   for (int r = 0; r < DRAWS; r++) hist[ids[r]]++;
-  printf("1000 draws with k=3 (logits 0 2 1.5 -1 2 0.5): ids 1, 2, 4 drawn %d, %d, %d times; "
-         "others %d\n",
-         hist[1], hist[2], hist[4], hist[0] + hist[3] + hist[5]);
+  printf(
+      "1000 draws with k=3 (logits 0 2 1.5 -1 2 0.5): ids 1, 2, 4 drawn %d, %d, %d "
+      "times; "
+      "others %d\n",
+      hist[1], hist[2], hist[4], hist[0] + hist[3] + hist[5]);
   ok &= hist[0] + hist[3] + hist[5] == 0;
   return ok ? 0 : 1;
 }

@@ -3,11 +3,10 @@
 #ifndef LLMK_ACL_INTERNAL_H
 #define LLMK_ACL_INTERNAL_H
 
+#include <llmk/llmk.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <llmk/llmk.h>
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
@@ -89,12 +88,12 @@ void acl__ptrset_clear(acl__ptrset *s);
 #define ACL__MAX_ATTRS 256
 
 typedef struct acl__op {
-  const char *name;    /* "aclnnApplyTopKTopP" */
-  int num_inputs;      /* tensor arguments in prototype order: inputs, then outputs */
+  const char *name; /* "aclnnApplyTopKTopP" */
+  int num_inputs;   /* tensor arguments in prototype order: inputs, then outputs */
   int num_outputs;
   /* Native phase 1. t[i] is NULL for an absent optional tensor. */
-  llmk_status (*plan)(const llmk_tensor *const *t, const void *attrs, size_t *workspace_size,
-                      llmk_plan **plan);
+  llmk_status (*plan)(const llmk_tensor *const *t, const void *attrs,
+                      size_t *workspace_size, llmk_plan **plan);
   /* Native phase 2. */
   llmk_status (*run)(void *workspace, size_t workspace_size, llmk_plan *plan,
                      llmk_context *ctx);

@@ -40,15 +40,20 @@ static size_t quarantine_next;
 
 aclnnStatus acl__map_status(llmk_status status) {
   switch (status) {
-    case LLMK_SUCCESS: return ACLNN_SUCCESS;
-    case LLMK_ERROR_NULL_POINTER: return ACLNN_ERR_PARAM_NULLPTR;
+    case LLMK_SUCCESS:
+      return ACLNN_SUCCESS;
+    case LLMK_ERROR_NULL_POINTER:
+      return ACLNN_ERR_PARAM_NULLPTR;
     case LLMK_ERROR_INVALID_DTYPE:
     case LLMK_ERROR_INVALID_SHAPE:
     case LLMK_ERROR_INVALID_ATTRIBUTE:
     case LLMK_ERROR_INVALID_VALUE:
-    case LLMK_ERROR_WORKSPACE_TOO_SMALL: return ACLNN_ERR_PARAM_INVALID;
-    case LLMK_ERROR_INVALID_PLAN: return ACLNN_ERR_INNER_NULLPTR;
-    default: return ACLNN_ERR_INNER;
+    case LLMK_ERROR_WORKSPACE_TOO_SMALL:
+      return ACLNN_ERR_PARAM_INVALID;
+    case LLMK_ERROR_INVALID_PLAN:
+      return ACLNN_ERR_INNER_NULLPTR;
+    default:
+      return ACLNN_ERR_INNER;
   }
 }
 
@@ -71,8 +76,8 @@ static void retire(aclOpExecutor *e) {
 
 /* Bytes the view may touch from its first element, and the check of the whole
  * storage range against the allocation it starts in. */
-static aclnnStatus view_span(const char *op, const char *name, const aclTensor *t, size_t es,
-                             size_t *span) {
+static aclnnStatus view_span(const char *op, const char *name, const aclTensor *t,
+                             size_t es, size_t *span) {
   uint64_t last = 0;
   for (uint64_t d = 0; d < t->view_rank; d++) {
     if (t->view_dims[d] == 0) {
@@ -82,13 +87,15 @@ static aclnnStatus view_span(const char *op, const char *name, const aclTensor *
   }
   for (uint64_t d = 0; d < t->view_rank; d++) {
     uint64_t step;
-    if (__builtin_mul_overflow((uint64_t)(t->view_dims[d] - 1), (uint64_t)t->strides[d], &step) ||
+    if (__builtin_mul_overflow((uint64_t)(t->view_dims[d] - 1), (uint64_t)t->strides[d],
+                               &step) ||
         __builtin_add_overflow(last, step, &last))
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s: the view's span overflows", name);
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s: the view's span overflows",
+                       name);
   }
   uint64_t bytes;
-  if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, es, &bytes) ||
-      bytes > SIZE_MAX / 2)
+  if (__builtin_add_overflow(last, 1, &last) ||
+      __builtin_mul_overflow(last, es, &bytes) || bytes > SIZE_MAX / 2)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s: the view's span overflows", name);
   *span = (size_t)bytes;
   return ACLNN_SUCCESS;
@@ -103,10 +110,11 @@ static aclnnStatus check_block(const char *op, const char *name, const void *sto
   if (!storage || !acl__mem_room(storage, &room)) return ACLNN_SUCCESS;
   *in_block = true;
   if (span && (offset_bytes > room || span > room - offset_bytes))
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, op,
-                     "%s: the view (offset %zu bytes, span %zu bytes) does not fit in the %zu "
-                     "bytes left in its aclrtMalloc block",
-                     name, offset_bytes, span, room);
+    return acl__fail(
+        ACLNN_ERR_PARAM_INVALID, op,
+        "%s: the view (offset %zu bytes, span %zu bytes) does not fit in the %zu "
+        "bytes left in its aclrtMalloc block",
+        name, offset_bytes, span, room);
   return ACLNN_SUCCESS;
 }
 
@@ -126,8 +134,8 @@ static aclnnStatus fill_slot(const char *op, int index, const aclTensor *t, slot
                      (unsigned long long)t->view_rank, LLMK_MAX_RANK);
   for (uint64_t d = 0; d < t->view_rank; d++)
     if (t->strides[d] < 0)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s: stride[%llu]=%lld is negative", name,
-                       (unsigned long long)d, (long long)t->strides[d]);
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s: stride[%llu]=%lld is negative",
+                       name, (unsigned long long)d, (long long)t->strides[d]);
   size_t es = llmk_dtype_size(dt);
   if (t->offset < 0 || (uint64_t)t->offset > SIZE_MAX / 2 / es)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s: offset %lld is invalid", name,
@@ -152,7 +160,8 @@ static aclnnStatus fill_slot(const char *op, int index, const aclTensor *t, slot
 
 static llmk_status make_plan(aclOpExecutor *e, size_t *ws, llmk_plan **plan) {
   const llmk_tensor *t[ACL__MAX_SLOTS];
-  for (int i = 0; i < e->num_slots; i++) t[i] = e->slots[i].present ? &e->slots[i].desc : NULL;
+  for (int i = 0; i < e->num_slots; i++)
+    t[i] = e->slots[i].present ? &e->slots[i].desc : NULL;
   llmk_status st = e->op->plan(t, e->attrs, ws, plan);
   if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(*plan); /* the executor owns it */
   return st;
@@ -193,7 +202,8 @@ aclnnStatus acl__executor_create(const acl__op *op, const aclTensor *const *tens
   if (!ok) {
     llmk_plan_destroy(plan);
     free(e);
-    return acl__fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, op->name, "cannot register the executor");
+    return acl__fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, op->name,
+                     "cannot register the executor");
   }
   *workspace_size = ws;
   *executor = e;
@@ -209,9 +219,11 @@ static aclnnStatus run_live(const acl__op *op, void *workspace, uint64_t workspa
     const slot *s = &e->slots[i];
     bool in_block;
     if (s->present && s->in_block && s->span &&
-        (check_block(op->name, "tensor", s->desc.data, 0, s->span, &in_block) || !in_block))
+        (check_block(op->name, "tensor", s->desc.data, 0, s->span, &in_block) ||
+         !in_block))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, op->name,
-                       "tensor %d: its aclrtMalloc block was freed or is too small now", i);
+                       "tensor %d: its aclrtMalloc block was freed or is too small now",
+                       i);
   }
   if (e->dirty) {
     llmk_plan_destroy(e->plan);
@@ -246,10 +258,11 @@ aclnnStatus acl__executor_run(const acl__op *op, void *workspace, uint64_t works
   if (consume) acl__ptrset_remove(&live, executor); /* no second run can start */
   pthread_mutex_unlock(&reg_lock);
   if (!found)
-    return acl__fail(ACLNN_ERR_INNER_NULLPTR, op->name,
-                     "executor %p is not live (consumed by an earlier run, or destroyed); "
-                     "call aclSetAclOpExecutorRepeatable to run an executor again",
-                     (void *)executor);
+    return acl__fail(
+        ACLNN_ERR_INNER_NULLPTR, op->name,
+        "executor %p is not live (consumed by an earlier run, or destroyed); "
+        "call aclSetAclOpExecutorRepeatable to run an executor again",
+        (void *)executor);
   aclnnStatus st = run_live(op, workspace, workspace_size, executor, stream);
   if (consume) retire(executor);
   return st;
@@ -263,7 +276,8 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
   if (found) executor->repeatable = true;
   pthread_mutex_unlock(&reg_lock);
   if (!found)
-    return acl__fail(ACLNN_ERR_INNER_NULLPTR, W, "executor %p is not live", (void *)executor);
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, W, "executor %p is not live",
+                     (void *)executor);
   return ACLNN_SUCCESS;
 }
 
@@ -283,16 +297,19 @@ aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
 
 enum group { INPUTS, OUTPUTS, ALL };
 
-static aclnnStatus set_addr(const char *where, aclOpExecutor *e, size_t index, enum group g,
-                            aclTensor *tensor, void *addr) {
-  if (!e || !tensor) return acl__fail(ACLNN_ERR_INNER_NULLPTR, where, "executor or tensor is NULL");
+static aclnnStatus set_addr(const char *where, aclOpExecutor *e, size_t index,
+                            enum group g, aclTensor *tensor, void *addr) {
+  if (!e || !tensor)
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, where, "executor or tensor is NULL");
   aclnnStatus st = ACLNN_SUCCESS;
   pthread_mutex_lock(&reg_lock);
   bool found = acl__ptrset_contains(&live, e);
   int first = 0, count = 0;
   if (found) {
     first = g == OUTPUTS ? e->op->num_inputs : 0;
-    count = g == INPUTS ? e->op->num_inputs : g == OUTPUTS ? e->op->num_outputs : e->num_slots;
+    count = g == INPUTS    ? e->op->num_inputs
+            : g == OUTPUTS ? e->op->num_outputs
+                           : e->num_slots;
   }
   if (!found) {
     st = acl__fail(ACLNN_ERR_INNER_NULLPTR, where, "executor %p is not live", (void *)e);
@@ -300,8 +317,8 @@ static aclnnStatus set_addr(const char *where, aclOpExecutor *e, size_t index, e
     st = acl__fail(ACLNN_ERR_PARAM_INVALID, where,
                    "the executor is not repeatable (aclSetAclOpExecutorRepeatable)");
   } else if (index >= (size_t)count) {
-    st = acl__fail(ACLNN_ERR_PARAM_INVALID, where, "index %zu is out of range [0, %d)", index,
-                   count);
+    st = acl__fail(ACLNN_ERR_PARAM_INVALID, where, "index %zu is out of range [0, %d)",
+                   index, count);
   } else {
     slot *s = &e->slots[first + (int)index];
     bool in_block = false;
@@ -309,7 +326,8 @@ static aclnnStatus set_addr(const char *where, aclOpExecutor *e, size_t index, e
       st = acl__fail(ACLNN_ERR_PARAM_INVALID, where,
                      "tensor %zu was NULL at phase 1: its address cannot be set", index);
     } else if (s->span && !addr) {
-      st = acl__fail(ACLNN_ERR_PARAM_NULLPTR, where, "addr is NULL for a tensor with elements");
+      st = acl__fail(ACLNN_ERR_PARAM_NULLPTR, where,
+                     "addr is NULL for a tensor with elements");
     } else {
       st = check_block(where, "tensor", addr, s->offset_bytes, s->span, &in_block);
     }
@@ -324,8 +342,8 @@ static aclnnStatus set_addr(const char *where, aclOpExecutor *e, size_t index, e
   return st;
 }
 
-aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
-                                  void *addr) {
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index,
+                                  aclTensor *tensor, void *addr) {
   return set_addr("aclSetInputTensorAddr", executor, index, INPUTS, tensor, addr);
 }
 
@@ -334,7 +352,7 @@ aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index,
   return set_addr("aclSetOutputTensorAddr", executor, index, OUTPUTS, tensor, addr);
 }
 
-aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
-                             void *addr) {
+aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index,
+                             aclTensor *tensor, void *addr) {
   return set_addr("aclSetTensorAddr", executor, index, ALL, tensor, addr);
 }

@@ -63,7 +63,8 @@ aclnnStatus fill_tensor(const char *where, aclTensor *t, const int64_t *viewDims
     for (uint64_t i = viewDimsNum; i-- > 0;) {
       t->strides[i] = s;
       if (__builtin_mul_overflow(s, viewDims[i] > 0 ? viewDims[i] : 1, &s))
-        return acl__fail(ACLNN_ERR_PARAM_INVALID, where, "the view has too many elements");
+        return acl__fail(ACLNN_ERR_PARAM_INVALID, where,
+                         "the view has too many elements");
     }
   }
   for (uint64_t i = 0; i < storageDimsNum; i++) t->storage_dims[i] = storageDims[i];
@@ -73,7 +74,8 @@ aclnnStatus fill_tensor(const char *where, aclTensor *t, const int64_t *viewDims
 }
 
 template <typename T>
-aclnnStatus copy_out(const char *where, const T *src, uint64_t n, T **dst, uint64_t *num) {
+aclnnStatus copy_out(const char *where, const T *src, uint64_t n, T **dst,
+                     uint64_t *num) {
   T *a = new (std::nothrow) T[n ? n : 1];
   if (!a) return acl__fail(ACLNN_ERR_INNER, where, "out of memory");
   for (uint64_t i = 0; i < n; i++) a[i] = src[i];
@@ -121,28 +123,30 @@ aclnnStatus array_size(const char *where, const A *a, uint64_t *size) {
 
 extern "C" {
 
-aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
-                           const int64_t *stride, int64_t offset, aclFormat format,
-                           const int64_t *storageDims, uint64_t storageDimsNum,
-                           void *tensorData) {
+aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
+                           aclDataType dataType, const int64_t *stride, int64_t offset,
+                           aclFormat format, const int64_t *storageDims,
+                           uint64_t storageDimsNum, void *tensorData) {
   aclTensor *t = new (std::nothrow) aclTensor();
   if (!t) return nullptr;
-  if (fill_tensor("aclCreateTensor", t, viewDims, viewDimsNum, dataType, stride, offset, format,
-                  storageDims, storageDimsNum, tensorData) != ACLNN_SUCCESS) {
+  if (fill_tensor("aclCreateTensor", t, viewDims, viewDimsNum, dataType, stride, offset,
+                  format, storageDims, storageDimsNum, tensorData) != ACLNN_SUCCESS) {
     delete t;
     return nullptr;
   }
   return t;
 }
 
-aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum,
-                          aclDataType dataType, const int64_t *stride, int64_t offset,
-                          aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum,
+aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims,
+                          uint64_t viewDimsNum, aclDataType dataType,
+                          const int64_t *stride, int64_t offset, aclFormat format,
+                          const int64_t *storageDims, uint64_t storageDimsNum,
                           void *tensorDataAddr) {
   if (!tensor) return fail_null("aclInitTensor", "tensor");
   aclTensor tmp = aclTensor();
-  aclnnStatus st = fill_tensor("aclInitTensor", &tmp, viewDims, viewDimsNum, dataType, stride,
-                               offset, format, storageDims, storageDimsNum, tensorDataAddr);
+  aclnnStatus st =
+      fill_tensor("aclInitTensor", &tmp, viewDims, viewDimsNum, dataType, stride, offset,
+                  format, storageDims, storageDimsNum, tensorDataAddr);
   if (st == ACLNN_SUCCESS) *tensor = tmp;
   return st;
 }
@@ -155,17 +159,20 @@ aclnnStatus aclDestroyTensor(const aclTensor *tensor) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum) {
-  if (!tensor || !viewDims || !viewDimsNum) return fail_null("aclGetViewShape", "an argument");
-  return copy_out("aclGetViewShape", tensor->view_dims, tensor->view_rank, viewDims, viewDimsNum);
+aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims,
+                            uint64_t *viewDimsNum) {
+  if (!tensor || !viewDims || !viewDimsNum)
+    return fail_null("aclGetViewShape", "an argument");
+  return copy_out("aclGetViewShape", tensor->view_dims, tensor->view_rank, viewDims,
+                  viewDimsNum);
 }
 
 aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims,
                                uint64_t *storageDimsNum) {
   if (!tensor || !storageDims || !storageDimsNum)
     return fail_null("aclGetStorageShape", "an argument");
-  return copy_out("aclGetStorageShape", tensor->storage_dims, tensor->storage_rank, storageDims,
-                  storageDimsNum);
+  return copy_out("aclGetStorageShape", tensor->storage_dims, tensor->storage_rank,
+                  storageDims, storageDimsNum);
 }
 
 aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue,
@@ -209,8 +216,8 @@ aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr) {
 aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
   size_t n = aclDataTypeSize(dataType);
   if (!value || n == 0 || n > sizeof(aclScalar().value)) {
-    acl__fail(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", "value NULL or dataType=%d unusable",
-              (int)dataType);
+    acl__fail(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar",
+              "value NULL or dataType=%d unusable", (int)dataType);
     return nullptr;
   }
   aclScalar *s = new (std::nothrow) aclScalar();
@@ -234,9 +241,15 @@ aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size) {
 aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size) {
   return make_array<aclBoolArray>(value, size);
 }
-aclnnStatus aclDestroyIntArray(const aclIntArray *array) { return destroy_array(array); }
-aclnnStatus aclDestroyFloatArray(const aclFloatArray *array) { return destroy_array(array); }
-aclnnStatus aclDestroyBoolArray(const aclBoolArray *array) { return destroy_array(array); }
+aclnnStatus aclDestroyIntArray(const aclIntArray *array) {
+  return destroy_array(array);
+}
+aclnnStatus aclDestroyFloatArray(const aclFloatArray *array) {
+  return destroy_array(array);
+}
+aclnnStatus aclDestroyBoolArray(const aclBoolArray *array) {
+  return destroy_array(array);
+}
 aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size) {
   return array_size("aclGetIntArraySize", array, size);
 }
@@ -249,7 +262,8 @@ aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size) {
 
 aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size) {
   if (size && !value) {
-    acl__fail(ACLNN_ERR_PARAM_NULLPTR, "aclCreateTensorList", "value is NULL with size > 0");
+    acl__fail(ACLNN_ERR_PARAM_NULLPTR, "aclCreateTensorList",
+              "value is NULL with size > 0");
     return nullptr;
   }
   aclTensorList *l = new (std::nothrow) aclTensorList();
@@ -279,7 +293,8 @@ aclnnStatus aclGetTensorListSize(const aclTensorList *tensorList, uint64_t *size
 
 aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size) {
   if (size && !value) {
-    acl__fail(ACLNN_ERR_PARAM_NULLPTR, "aclCreateScalarList", "value is NULL with size > 0");
+    acl__fail(ACLNN_ERR_PARAM_NULLPTR, "aclCreateScalarList",
+              "value is NULL with size > 0");
     return nullptr;
   }
   aclScalarList *l = new (std::nothrow) aclScalarList();
@@ -312,6 +327,8 @@ aclnnStatus aclnnInit(const char *configPath) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclnnFinalize(void) { return ACLNN_SUCCESS; }
+aclnnStatus aclnnFinalize(void) {
+  return ACLNN_SUCCESS;
+}
 
 }  // extern "C"

@@ -31,20 +31,36 @@ int acl__fail_native(int code) {
   return code;
 }
 
-const char *aclGetRecentErrMsg(void) { return err_msg; }
+const char *aclGetRecentErrMsg(void) {
+  return err_msg;
+}
 
 /* ------------------------------------------------------------ dtype helpers */
 
 size_t aclDataTypeSize(aclDataType dataType) {
   switch (dataType) {
-    case ACL_INT8: case ACL_UINT8: case ACL_BOOL: case ACL_HIFLOAT8:
-    case ACL_FLOAT8_E5M2: case ACL_FLOAT8_E4M3FN: case ACL_FLOAT8_E8M0:
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_BOOL:
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0:
       return 1;
-    case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16:
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16:
       return 2;
-    case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: case ACL_COMPLEX32:
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+    case ACL_COMPLEX32:
       return 4;
-    case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: case ACL_COMPLEX64:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_DOUBLE:
+    case ACL_COMPLEX64:
       return 8;
     case ACL_COMPLEX128:
       return 16;
@@ -53,28 +69,48 @@ size_t aclDataTypeSize(aclDataType dataType) {
   }
 }
 
-float aclFloat16ToFloat(aclFloat16 value) { return llmk_f16_to_f32(value); }
-aclFloat16 aclFloatToFloat16(float value) { return llmk_f32_to_f16(value); }
+float aclFloat16ToFloat(aclFloat16 value) {
+  return llmk_f16_to_f32(value);
+}
+aclFloat16 aclFloatToFloat16(float value) {
+  return llmk_f32_to_f16(value);
+}
 
 llmk_dtype acl__native_dtype(aclDataType dtype) {
   switch (dtype) {
-    case ACL_FLOAT: return LLMK_F32;
-    case ACL_FLOAT16: return LLMK_F16;
-    case ACL_BF16: return LLMK_BF16;
-    case ACL_INT8: return LLMK_I8;
-    case ACL_UINT8: return LLMK_U8;
-    case ACL_INT32: return LLMK_I32;
-    case ACL_INT64: return LLMK_I64;
-    case ACL_FLOAT8_E4M3FN: return LLMK_FP8_E4M3FN;
-    case ACL_FLOAT8_E5M2: return LLMK_FP8_E5M2;
-    default: return LLMK_DTYPE_INVALID;
+    case ACL_FLOAT:
+      return LLMK_F32;
+    case ACL_FLOAT16:
+      return LLMK_F16;
+    case ACL_BF16:
+      return LLMK_BF16;
+    case ACL_INT8:
+      return LLMK_I8;
+    case ACL_UINT8:
+      return LLMK_U8;
+    case ACL_INT32:
+      return LLMK_I32;
+    case ACL_INT64:
+      return LLMK_I64;
+    case ACL_FLOAT8_E4M3FN:
+      return LLMK_FP8_E4M3FN;
+    case ACL_FLOAT8_E5M2:
+      return LLMK_FP8_E5M2;
+    default:
+      return LLMK_DTYPE_INVALID;
   }
 }
 
 bool acl__format_is_nd(aclFormat format) {
   switch (format) {
-    case ACL_FORMAT_ND: case ACL_FORMAT_NCHW: case ACL_FORMAT_NHWC: case ACL_FORMAT_NCDHW:
-    case ACL_FORMAT_NDHWC: case ACL_FORMAT_HWCN: case ACL_FORMAT_NC: case ACL_FORMAT_NCL:
+    case ACL_FORMAT_ND:
+    case ACL_FORMAT_NCHW:
+    case ACL_FORMAT_NHWC:
+    case ACL_FORMAT_NCDHW:
+    case ACL_FORMAT_NDHWC:
+    case ACL_FORMAT_HWCN:
+    case ACL_FORMAT_NC:
+    case ACL_FORMAT_NCL:
       return true;
     default:
       return false;
@@ -119,7 +155,8 @@ aclError aclInit(const char *configPath) {
   bool again = rt_state == RT_INITIALIZED;
   rt_state = RT_INITIALIZED;
   pthread_mutex_unlock(&rt_lock);
-  if (again) return acl__fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "already initialized");
+  if (again)
+    return acl__fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "already initialized");
   return ACL_SUCCESS;
 }
 
@@ -165,7 +202,8 @@ aclError aclrtResetDevice(int32_t deviceId) {
 }
 
 aclError aclrtGetDevice(int32_t *deviceId) {
-  if (!deviceId) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is NULL");
+  if (!deviceId)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is NULL");
   if (current_device < 0 && !current_context)
     return acl__fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice",
                      "no device set on this thread (aclrtSetDevice)");
@@ -174,24 +212,32 @@ aclError aclrtGetDevice(int32_t *deviceId) {
 }
 
 aclError aclrtGetDeviceCount(uint32_t *count) {
-  if (!count) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "count is NULL");
+  if (!count)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "count is NULL");
   *count = 1;
   return ACL_SUCCESS;
 }
 
 aclError aclrtGetRunMode(aclrtRunMode *runMode) {
-  if (!runMode) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode", "runMode is NULL");
+  if (!runMode)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode", "runMode is NULL");
   *runMode = ACL_HOST;
   return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; }
+aclError aclrtSynchronizeDevice(void) {
+  return ACL_SUCCESS;
+}
 
-const char *aclrtGetSocName(void) { return "Ascend910B4"; }
+const char *aclrtGetSocName(void) {
+  return "Ascend910B4";
+}
 
-aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion) {
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
+                         int32_t *patchVersion) {
   if (!majorVersion || !minorVersion || !patchVersion)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetVersion", "an output pointer is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetVersion",
+                     "an output pointer is NULL");
   *majorVersion = ACL_MAJOR_VERSION;
   *minorVersion = ACL_MINOR_VERSION;
   *patchVersion = ACL_PATCH_VERSION;
@@ -199,7 +245,8 @@ aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *
 }
 
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
-  if (!context) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext", "context is NULL");
+  if (!context)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext", "context is NULL");
   aclError e = check_device("aclrtCreateContext", deviceId);
   if (e) return e;
   rt_context *c = malloc(sizeof *c);
@@ -220,7 +267,8 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
 }
 
 aclError aclrtDestroyContext(aclrtContext context) {
-  if (!context) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext", "context is NULL");
+  if (!context)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext", "context is NULL");
   pthread_mutex_lock(&rt_lock);
   bool found = acl__ptrset_remove(&contexts, context);
   if (!contexts.live) acl__ptrset_clear(&contexts);
@@ -243,7 +291,8 @@ static bool context_is_live(const void *c) {
 
 aclError aclrtSetCurrentContext(aclrtContext context) {
   if (!context)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext", "context is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext",
+                     "context is NULL");
   if (!context_is_live(context))
     return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, "aclrtSetCurrentContext",
                      "%p is not a live context", context);
@@ -254,7 +303,8 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
 
 aclError aclrtGetCurrentContext(aclrtContext *context) {
   if (!context)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext", "context is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext",
+                     "context is NULL");
   if (!current_context)
     return acl__fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext",
                      "no current context on this thread");
@@ -264,10 +314,12 @@ aclError aclrtGetCurrentContext(aclrtContext *context) {
 
 /* -------------------------------------------------------------------- streams */
 
-aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag) {
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
+                                     uint32_t flag) {
   (void)priority;
   (void)flag;
-  if (!stream) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream", "stream is NULL");
+  if (!stream)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream", "stream is NULL");
   rt_stream *s = calloc(1, sizeof *s);
   if (!s) return acl__fail(ACL_ERROR_BAD_ALLOC, "aclrtCreateStream", "out of memory");
   s->magic = HANDLE_STREAM;
@@ -292,7 +344,8 @@ aclError aclrtCreateStream(aclrtStream *stream) {
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) {
-  if (!stream) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream", "stream is NULL");
+  if (!stream)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream", "stream is NULL");
   pthread_mutex_lock(&rt_lock);
   bool found = acl__ptrset_remove(&streams, stream);
   if (!streams.live) acl__ptrset_clear(&streams);
@@ -320,7 +373,8 @@ static rt_stream *find_stream(aclrtStream stream) {
 
 static aclError check_stream(const char *where, aclrtStream stream) {
   if (!find_stream(stream))
-    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, where, "%p is not a live stream", stream);
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, where, "%p is not a live stream",
+                     stream);
   return ACL_SUCCESS;
 }
 
@@ -334,7 +388,8 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
 }
 
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
-  if (!status) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery", "status is NULL");
+  if (!status)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery", "status is NULL");
   aclError e = check_stream("aclrtStreamQuery", stream);
   if (e) return e;
   *status = ACL_STREAM_STATUS_COMPLETE;
@@ -362,7 +417,8 @@ void acl__stream_release(void *token) {
 /* --------------------------------------------------------------------- events */
 
 aclError aclrtCreateEvent(aclrtEvent *event) {
-  if (!event) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent", "event is NULL");
+  if (!event)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent", "event is NULL");
   rt_event *ev = calloc(1, sizeof *ev);
   if (!ev) return acl__fail(ACL_ERROR_BAD_ALLOC, "aclrtCreateEvent", "out of memory");
   ev->magic = HANDLE_EVENT;
@@ -378,14 +434,15 @@ aclError aclrtCreateEvent(aclrtEvent *event) {
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event) {
-  if (!event) return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent", "event is NULL");
+  if (!event)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent", "event is NULL");
   pthread_mutex_lock(&rt_lock);
   bool found = acl__ptrset_remove(&events, event);
   if (!events.live) acl__ptrset_clear(&events);
   pthread_mutex_unlock(&rt_lock);
   if (!found)
-    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyEvent", "%p is not a live event",
-                     event);
+    return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyEvent",
+                     "%p is not a live event", event);
   free(event);
   return ACL_SUCCESS;
 }
@@ -436,7 +493,8 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
   if (!e) {
     d = (double)(b->when.tv_sec - a->when.tv_sec) * 1e3 +
         (double)(b->when.tv_nsec - a->when.tv_nsec) * 1e-6;
-    if (d < 0) e = acl__fail(ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL, W, "end before start");
+    if (d < 0)
+      e = acl__fail(ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL, W, "end before start");
   }
   pthread_mutex_unlock(&rt_lock);
   if (!e) *ms = (float)d;
@@ -461,8 +519,10 @@ static ptrdiff_t block_at_or_below(uintptr_t p) {
   size_t lo = 0, hi = num_blocks;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (blocks[mid].base <= p) lo = mid + 1;
-    else hi = mid;
+    if (blocks[mid].base <= p)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return (ptrdiff_t)lo - 1;
 }
@@ -484,9 +544,11 @@ bool acl__mem_room(const void *p, size_t *room) {
 }
 
 static aclError mem_alloc(const char *where, void **ptr, size_t size, bool host) {
-  if (!ptr) return acl__fail(ACL_ERROR_INVALID_PARAM, where, "the output pointer is NULL");
+  if (!ptr)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, where, "the output pointer is NULL");
   *ptr = NULL;
-  if (size == 0) return acl__fail(ACL_ERROR_INVALID_PARAM, where, "size must be greater than 0");
+  if (size == 0)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, where, "size must be greater than 0");
   if (size > SIZE_MAX - 64)
     return acl__fail(ACL_ERROR_BAD_ALLOC, where, "size=%zu is too large", size);
   size_t rounded = (size + 63) / 64 * 64;
@@ -554,19 +616,25 @@ aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy poli
   (void)policy;
   return mem_alloc("aclrtMallocCached", devPtr, size, false);
 }
-aclError aclrtFree(void *devPtr) { return mem_free("aclrtFree", devPtr, false); }
+aclError aclrtFree(void *devPtr) {
+  return mem_free("aclrtFree", devPtr, false);
+}
 aclError aclrtMallocHost(void **hostPtr, size_t size) {
   return mem_alloc("aclrtMallocHost", hostPtr, size, true);
 }
-aclError aclrtFreeHost(void *hostPtr) { return mem_free("aclrtFreeHost", hostPtr, true); }
+aclError aclrtFreeHost(void *hostPtr) {
+  return mem_free("aclrtFreeHost", hostPtr, true);
+}
 
 /* count bytes from p must stay inside the block p starts in (if any). */
-static aclError check_range(const char *where, const char *name, const void *p, size_t count) {
+static aclError check_range(const char *where, const char *name, const void *p,
+                            size_t count) {
   size_t room;
   if (acl__mem_room(p, &room) && count > room)
-    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, where,
-                     "%s=%p has %zu bytes left in its allocation, count=%zu would leave it", name,
-                     p, room, count);
+    return acl__fail(
+        ACL_ERROR_RT_PARAM_INVALID, where,
+        "%s=%p has %zu bytes left in its allocation, count=%zu would leave it", name, p,
+        room, count);
   return ACL_SUCCESS;
 }
 
@@ -575,11 +643,13 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
   static const char *W = "aclrtMemcpy";
   if (!dst || !src)
     return acl__fail(ACL_ERROR_INVALID_PARAM, W, "%s is NULL", !dst ? "dst" : "src");
-  if ((int)kind < ACL_MEMCPY_HOST_TO_HOST || (int)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, W, "kind=%d is not an aclrtMemcpyKind", (int)kind);
+  if ((int)kind < ACL_MEMCPY_HOST_TO_HOST ||
+      (int)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
+    return acl__fail(ACL_ERROR_INVALID_PARAM, W, "kind=%d is not an aclrtMemcpyKind",
+                     (int)kind);
   if (count > destMax)
-    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, W, "count=%zu exceeds destMax=%zu", count,
-                     destMax);
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, W, "count=%zu exceeds destMax=%zu",
+                     count, destMax);
   aclError e = check_range(W, "dst", dst, count);
   if (!e) e = check_range(W, "src", src, count);
   if (e) return e;
@@ -597,8 +667,8 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
   static const char *W = "aclrtMemset";
   if (!devPtr) return acl__fail(ACL_ERROR_INVALID_PARAM, W, "devPtr is NULL");
   if (count > maxCount)
-    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, W, "count=%zu exceeds maxCount=%zu", count,
-                     maxCount);
+    return acl__fail(ACL_ERROR_RT_PARAM_INVALID, W, "count=%zu exceeds maxCount=%zu",
+                     count, maxCount);
   aclError e = check_range(W, "devPtr", devPtr, count);
   if (e) return e;
   if (count) memset(devPtr, (unsigned char)value, count);
@@ -614,7 +684,8 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total) {
   (void)attr;
   if (!free_bytes || !total)
-    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo", "an output pointer is NULL");
+    return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo",
+                     "an output pointer is NULL");
   long page = sysconf(_SC_PAGESIZE), all = sysconf(_SC_PHYS_PAGES),
        avail = sysconf(_SC_AVPHYS_PAGES);
   if (page <= 0 || all <= 0 || avail < 0)

@@ -25,8 +25,9 @@ typedef struct tspec {
   aclFormat fmt;
   int rank;
   int64_t dims[4], strides[4];
-  int64_t *ivals; /* index tensors: values in row-major view order (NULL: random floats) */
-  size_t bytes;   /* block size */
+  int64_t
+      *ivals;   /* index tensors: values in row-major view order (NULL: random floats) */
+  size_t bytes; /* block size */
   unsigned char *host; /* the expected block contents */
   unsigned char *ref;  /* the native API's copy */
   void *dev;
@@ -35,22 +36,36 @@ typedef struct tspec {
 
 static size_t dt_size(aclDataType dt) {
   switch (dt) {
-    case ACL_INT8: case ACL_UINT8: return 1;
-    case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: return 2;
-    case ACL_INT64: return 8;
-    default: return 4;
+    case ACL_INT8:
+    case ACL_UINT8:
+      return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+      return 2;
+    case ACL_INT64:
+      return 8;
+    default:
+      return 4;
   }
 }
 
 static llmk_dtype native_dt(aclDataType dt) {
   switch (dt) {
-    case ACL_FLOAT16: return LLMK_F16;
-    case ACL_BF16: return LLMK_BF16;
-    case ACL_FLOAT: return LLMK_F32;
-    case ACL_INT8: return LLMK_I8;
-    case ACL_INT32: return LLMK_I32;
-    case ACL_INT64: return LLMK_I64;
-    default: return LLMK_DTYPE_INVALID;
+    case ACL_FLOAT16:
+      return LLMK_F16;
+    case ACL_BF16:
+      return LLMK_BF16;
+    case ACL_FLOAT:
+      return LLMK_F32;
+    case ACL_INT8:
+      return LLMK_I8;
+    case ACL_INT32:
+      return LLMK_I32;
+    case ACL_INT64:
+      return LLMK_I64;
+    default:
+      return LLMK_DTYPE_INVALID;
   }
 }
 
@@ -70,10 +85,12 @@ static void spec(tspec *s, aclDataType dt, int rank, int64_t d0, int64_t d1, int
   }
 }
 
-static void spec4(tspec *s, aclDataType dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+static void spec4(tspec *s, aclDataType dt, int64_t d0, int64_t d1, int64_t d2,
+                  int64_t d3) {
   spec(s, dt, 3, d1, d2, d3, 0);
   s->rank = 4;
-  for (int i = 2; i >= 0; i--) s->dims[i + 1] = s->dims[i], s->strides[i + 1] = s->strides[i];
+  for (int i = 2; i >= 0; i--)
+    s->dims[i + 1] = s->dims[i], s->strides[i + 1] = s->strides[i];
   s->dims[0] = d0;
   s->strides[0] = d1 * d2 * d3;
 }
@@ -88,7 +105,8 @@ static void build(tspec *s) {
   if (!s->present) return;
   size_t es = dt_size(s->dt);
   int64_t last = 0, n = 1;
-  for (int i = 0; i < s->rank; i++) last += (s->dims[i] - 1) * s->strides[i], n *= s->dims[i];
+  for (int i = 0; i < s->rank; i++)
+    last += (s->dims[i] - 1) * s->strides[i], n *= s->dims[i];
   s->bytes = (size_t)(n ? last + 1 : 1) * es;
   s->host = malloc(s->bytes);
   for (size_t i = 0; i < s->bytes / es; i++) {
@@ -102,20 +120,29 @@ static void build(tspec *s) {
   if (s->ivals) {
     for (int64_t k = 0; k < n; k++) {
       int64_t off = 0, r = k;
-      for (int i = s->rank - 1; i >= 0; i--) off += (r % s->dims[i]) * s->strides[i], r /= s->dims[i];
+      for (int i = s->rank - 1; i >= 0; i--)
+        off += (r % s->dims[i]) * s->strides[i], r /= s->dims[i];
       int64_t v = s->ivals[k];
-      if (es == 8) memcpy(s->host + off * 8, &v, 8);
-      else if (es == 4) { int32_t w = (int32_t)v; memcpy(s->host + off * 4, &w, 4); }
-      else if (es == 2) { int16_t w = (int16_t)v; memcpy(s->host + off * 2, &w, 2); }
-      else { int8_t w = (int8_t)v; memcpy(s->host + off, &w, 1); }
+      if (es == 8)
+        memcpy(s->host + off * 8, &v, 8);
+      else if (es == 4) {
+        int32_t w = (int32_t)v;
+        memcpy(s->host + off * 4, &w, 4);
+      } else if (es == 2) {
+        int16_t w = (int16_t)v;
+        memcpy(s->host + off * 2, &w, 2);
+      } else {
+        int8_t w = (int8_t)v;
+        memcpy(s->host + off, &w, 1);
+      }
     }
   }
   s->ref = malloc(s->bytes);
   memcpy(s->ref, s->host, s->bytes);
   aclrtMalloc(&s->dev, s->bytes, ACL_MEM_MALLOC_HUGE_FIRST);
   aclrtMemcpy(s->dev, s->bytes, s->host, s->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
-  s->t = aclCreateTensor(s->dims, (uint64_t)s->rank, s->dt, s->strides, 0, s->fmt, s->dims,
-                         (uint64_t)s->rank, s->dev);
+  s->t = aclCreateTensor(s->dims, (uint64_t)s->rank, s->dt, s->strides, 0, s->fmt,
+                         s->dims, (uint64_t)s->rank, s->dev);
 }
 
 static void unbuild(tspec *s) {
@@ -198,11 +225,12 @@ static aclnnStatus conv_phase1(conv_case *c, uint64_t *ws, aclOpExecutor **ex) {
   for (int i = 0; i < NC; i++) t[i] = c->t[i].present ? c->t[i].t : NULL;
   if (c->version == 2)
     return aclnnInplaceFusedCausalConv1dV2GetWorkspaceSize(
-        t[X], t[W], t[CS], t[QSL], t[CI], t[ISM], t[BIAS], t[NACC], t[NCT], t[FIRST], t[LAST],
-        t[ISI], c->act, c->pad, c->run, c->mql, c->res, c->bs, c->mode, c->max_draft, ws, ex);
+        t[X], t[W], t[CS], t[QSL], t[CI], t[ISM], t[BIAS], t[NACC], t[NCT], t[FIRST],
+        t[LAST], t[ISI], c->act, c->pad, c->run, c->mql, c->res, c->bs, c->mode,
+        c->max_draft, ws, ex);
   return aclnnInplaceFusedCausalConv1dGetWorkspaceSize(
-      t[X], t[W], t[CS], t[QSL], t[CI], t[ISM], t[BIAS], t[NACC], t[NCT], t[FIRST], t[LAST],
-      t[ISI], c->act, c->pad, c->run, c->mql, c->res, c->bs, c->mode, ws, ex);
+      t[X], t[W], t[CS], t[QSL], t[CI], t[ISM], t[BIAS], t[NACC], t[NCT], t[FIRST],
+      t[LAST], t[ISI], c->act, c->pad, c->run, c->mql, c->res, c->bs, c->mode, ws, ex);
 }
 
 static aclnnStatus conv_phase2(conv_case *c, void *w, uint64_t ws, aclOpExecutor *ex,
@@ -234,8 +262,9 @@ static llmk_status conv_native(conv_case *c, llmk_context *ctx) {
   size_t ws = 0;
   llmk_plan *plan = NULL;
   llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
-      p[X], p[W], p[CS], x3 ? NULL : p[QSL], p[CI], p[NACC], p[NCT], p[FIRST], p[LAST], p[ISI],
-      NULL, c->pad, x3 ? -1 : c->mql, c->res, c->bs, c->mode, LLMK_ACTIVATION_NONE, &ws, &plan);
+      p[X], p[W], p[CS], x3 ? NULL : p[QSL], p[CI], p[NACC], p[NCT], p[FIRST], p[LAST],
+      p[ISI], NULL, c->pad, x3 ? -1 : c->mql, c->res, c->bs, c->mode,
+      LLMK_ACTIVATION_NONE, &ws, &plan);
   if (st == LLMK_SUCCESS) {
     void *w = ws ? malloc(ws) : NULL;
     st = llmk_fused_causal_conv1d(w, ws, plan, ctx);
@@ -259,7 +288,8 @@ static void test_conv_samples(aclrtStream s) {
     conv_build(c);
     tspec *x = &c->t[X], *w = &c->t[W], *cs = &c->t[CS];
     for (size_t i = 0; i < x->bytes / 2; i++) ((uint16_t *)x->host)[i] = 0x3C00;
-    for (size_t i = 0; i < w->bytes / 2; i++) ((uint16_t *)w->host)[i] = i < 64 ? 0x3C00 : 0;
+    for (size_t i = 0; i < w->bytes / 2; i++)
+      ((uint16_t *)w->host)[i] = i < 64 ? 0x3C00 : 0;
     memset(cs->host, 0, cs->bytes);
     aclrtMemcpy(x->dev, x->bytes, x->host, x->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
     aclrtMemcpy(w->dev, w->bytes, w->host, w->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
@@ -279,7 +309,9 @@ static void test_conv_samples(aclrtStream s) {
       }
     }
     TU_CHECK(conv_unchanged(c), "conv sample C=%lld", (long long)C);
-    if (!v) TU_CHECK(ce[0] == 0 && ce[2 * 64] == 0 && ce[3 * 64] == 0x3C00, "row 0 of line 0 kept");
+    if (!v)
+      TU_CHECK(ce[0] == 0 && ce[2 * 64] == 0 && ce[3 * 64] == 0x3C00,
+               "row 0 of line 0 kept");
     conv_free(c);
   }
 }
@@ -294,8 +326,10 @@ static conv_case *conv_random(int kind) {
   int64_t lines = batch * 4 + 3;
   int64_t lens[8];
   for (int b = 0; b < batch; b++)
-    lens[b] = kind == 0 ? tu_rand_range(1, 20) : kind == 1 ? tu_rand_range(1, m + 1)
-            : kind == 2 ? S : tu_rand_range(1, 8);
+    lens[b] = kind == 0   ? tu_rand_range(1, 20)
+              : kind == 1 ? tu_rand_range(1, m + 1)
+              : kind == 2 ? S
+                          : tu_rand_range(1, 8);
   C = kind == 0 || kind == 3 ? 2 : kind == 1 ? 2 + m : S + 1 + tu_rand_range(0, 2);
   c->mql = 1;
   for (int b = 0; b < batch; b++) {
@@ -350,7 +384,8 @@ static conv_case *conv_random(int kind) {
     }
     if (kind == 0 && tu_rand_range(0, 1)) {
       spec(&c->t[NCT], ACL_INT32, 1, batch, 0, 0, 0);
-      for (int b = 0; b < batch; b++) c->iv[NCT][b] = tu_rand_range(0, 1) * tu_rand_range(1, 9);
+      for (int b = 0; b < batch; b++)
+        c->iv[NCT][b] = tu_rand_range(0, 1) * tu_rand_range(1, 9);
       c->mode = tu_rand_range(0, 1);
     }
   }
@@ -377,8 +412,8 @@ static void test_conv_random(aclrtStream s, llmk_context *ctx) {
       TU_CHECK(conv_as_native(c), "random conv case %d (kind %d)", it, kind);
       ok_runs++;
     } else { /* a phase-2 value error of the native op (APC): same through aclnn */
-      TU_CHECK(nst == LLMK_ERROR_INVALID_VALUE, "native status %d (kind %d): %s", (int)nst, kind,
-               llmk_last_error());
+      TU_CHECK(nst == LLMK_ERROR_INVALID_VALUE, "native status %d (kind %d): %s",
+               (int)nst, kind, llmk_last_error());
       EQ(st, ACLNN_ERR_PARAM_INVALID);
       TU_CHECK(conv_unchanged(c), "a failed random conv case wrote");
     }
@@ -399,9 +434,11 @@ static void test_conv_lifecycle(aclrtStream s, llmk_context *ctx) {
     TU_CHECK(ws > 0, "the native op's workspace");
     void *w = NULL;
     aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
-    EQ(conv_phase2(c, NULL, ws, ex, s), ACLNN_ERR_PARAM_NULLPTR); /* no workspace: consumed */
+    EQ(conv_phase2(c, NULL, ws, ex, s),
+       ACLNN_ERR_PARAM_NULLPTR); /* no workspace: consumed */
     EQ(conv_phase1(c, &ws, &ex), ACLNN_SUCCESS);
-    EQ(conv_phase2(c, w, ws - 1, ex, s), ACLNN_ERR_PARAM_INVALID); /* too small: consumed */
+    EQ(conv_phase2(c, w, ws - 1, ex, s),
+       ACLNN_ERR_PARAM_INVALID); /* too small: consumed */
     TU_CHECK(conv_unchanged(c), "a run without its workspace wrote");
     EQ(conv_phase1(c, &ws, &ex), ACLNN_SUCCESS);
     EQ(conv_native(c, ctx), LLMK_SUCCESS);
@@ -419,7 +456,8 @@ static void test_conv_lifecycle(aclrtStream s, llmk_context *ctx) {
     /* the other version's run refuses (and consumes) this version's executor */
     EQ(conv_phase1(c, &ws, &ex), ACLNN_SUCCESS);
     EQ(version == 1 ? aclnnInplaceFusedCausalConv1dV2(w, ws, ex, s)
-                    : aclnnInplaceFusedCausalConv1d(w, ws, ex, s), ACLNN_ERR_PARAM_INVALID);
+                    : aclnnInplaceFusedCausalConv1d(w, ws, ex, s),
+       ACLNN_ERR_PARAM_INVALID);
     EQ(aclDestroyAclOpExecutor(ex), ACLNN_ERR_INNER_NULLPTR);
     TU_CHECK(conv_as_native(c), "a refused executor wrote");
     /* repeatable */
@@ -443,8 +481,10 @@ static void test_conv_lifecycle(aclrtStream s, llmk_context *ctx) {
     aclGetRawTensorAddr(c->t[X].t, &raw);
     TU_CHECK(raw == x2.dev, "the aclTensor follows the new address");
     EQ(aclSetInputTensorAddr(ex, 12, c->t[X].t, x2.dev), ACLNN_ERR_PARAM_INVALID);
-    EQ(aclSetInputTensorAddr(ex, NCT, c->t[X].t, x2.dev), ACLNN_ERR_PARAM_INVALID); /* absent */
-    EQ(aclSetOutputTensorAddr(ex, 0, c->t[X].t, x2.dev), ACLNN_ERR_PARAM_INVALID); /* none */
+    EQ(aclSetInputTensorAddr(ex, NCT, c->t[X].t, x2.dev),
+       ACLNN_ERR_PARAM_INVALID); /* absent */
+    EQ(aclSetOutputTensorAddr(ex, 0, c->t[X].t, x2.dev),
+       ACLNN_ERR_PARAM_INVALID); /* none */
     EQ(aclSetInputTensorAddr(NULL, 0, c->t[X].t, x2.dev), ACLNN_ERR_INNER_NULLPTR);
     /* native on the new data: swap the ref copies */
     unsigned char *keep_x = c->t[X].ref, *keep_cs = c->t[CS].ref;
@@ -476,29 +516,80 @@ static void test_conv_errors(aclrtStream s) {
     bool null_ws = false, null_ex = false;
     int drop = -1;
     switch (row) {
-      case 0: drop = X; want = ACLNN_ERR_PARAM_NULLPTR; break;
-      case 1: drop = W; want = ACLNN_ERR_PARAM_NULLPTR; break;
-      case 2: drop = CS; want = ACLNN_ERR_PARAM_NULLPTR; break;
-      case 3: null_ws = true; want = ACLNN_ERR_PARAM_NULLPTR; break;
-      case 4: null_ex = true; want = ACLNN_ERR_PARAM_NULLPTR; break;
-      case 5: c->t[X].dt = c->t[W].dt = c->t[CS].dt = c->t[BIAS].dt = ACL_FLOAT; break;
-      case 6: c->t[W].dt = ACL_BF16; break;
-      case 7: c->t[CS].dt = ACL_BF16; break;
-      case 8: c->t[QSL].dt = ACL_INT64; break;
-      case 9: c->t[CI].dt = ACL_INT64; break;
-      case 10: c->t[BIAS].dt = ACL_FLOAT; break;
-      case 11: c->t[ISM].dt = ACL_INT64; break;
-      case 12: c->t[NACC].dt = ACL_INT64; break;
-      case 13: spec(&c->t[X], ACL_FLOAT16, 1, 19 * 64, 0, 0, 0); break;
-      case 14: drop = QSL; break;
-      case 15: spec(&c->t[QSL], ACL_INT32, 2, 1, 5, 0, 0); break;
-      case 16: spec(&c->t[QSL], ACL_INT32, 1, 1, 0, 0, 0); break;
-      case 17: spec(&c->t[W], ACL_FLOAT16, 2, 4, 64, 0, 0); break;
-      case 18: spec(&c->t[W], ACL_FLOAT16, 2, 3, 80, 0, 0); break;
-      case 19: spec(&c->t[W], ACL_FLOAT16, 1, 3 * 64, 0, 0, 0); break;
-      case 20: spec(&c->t[CS], ACL_FLOAT16, 2, 64, 64, 0, 0); break;
-      case 21: spec(&c->t[CS], ACL_FLOAT16, 3, 8, 8, 80, 0); break;
-      case 22: spec(&c->t[CS], ACL_FLOAT16, 3, 8, 1, 64, 0); break;
+      case 0:
+        drop = X;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 1:
+        drop = W;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 2:
+        drop = CS;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 3:
+        null_ws = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 4:
+        null_ex = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 5:
+        c->t[X].dt = c->t[W].dt = c->t[CS].dt = c->t[BIAS].dt = ACL_FLOAT;
+        break;
+      case 6:
+        c->t[W].dt = ACL_BF16;
+        break;
+      case 7:
+        c->t[CS].dt = ACL_BF16;
+        break;
+      case 8:
+        c->t[QSL].dt = ACL_INT64;
+        break;
+      case 9:
+        c->t[CI].dt = ACL_INT64;
+        break;
+      case 10:
+        c->t[BIAS].dt = ACL_FLOAT;
+        break;
+      case 11:
+        c->t[ISM].dt = ACL_INT64;
+        break;
+      case 12:
+        c->t[NACC].dt = ACL_INT64;
+        break;
+      case 13:
+        spec(&c->t[X], ACL_FLOAT16, 1, 19 * 64, 0, 0, 0);
+        break;
+      case 14:
+        drop = QSL;
+        break;
+      case 15:
+        spec(&c->t[QSL], ACL_INT32, 2, 1, 5, 0, 0);
+        break;
+      case 16:
+        spec(&c->t[QSL], ACL_INT32, 1, 1, 0, 0, 0);
+        break;
+      case 17:
+        spec(&c->t[W], ACL_FLOAT16, 2, 4, 64, 0, 0);
+        break;
+      case 18:
+        spec(&c->t[W], ACL_FLOAT16, 2, 3, 80, 0, 0);
+        break;
+      case 19:
+        spec(&c->t[W], ACL_FLOAT16, 1, 3 * 64, 0, 0, 0);
+        break;
+      case 20:
+        spec(&c->t[CS], ACL_FLOAT16, 2, 64, 64, 0, 0);
+        break;
+      case 21:
+        spec(&c->t[CS], ACL_FLOAT16, 3, 8, 8, 80, 0);
+        break;
+      case 22:
+        spec(&c->t[CS], ACL_FLOAT16, 3, 8, 1, 64, 0);
+        break;
       case 23: /* dim 48 */
         spec(&c->t[X], ACL_FLOAT16, 2, 19, 48, 0, 0);
         spec(&c->t[W], ACL_FLOAT16, 2, 3, 48, 0, 0);
@@ -517,9 +608,15 @@ static void test_conv_errors(aclrtStream s) {
         for (int b = 0; b <= 257; b++) c->iv[QSL][b] = b;
         c->t[CI].present = c->t[ISM].present = c->t[NACC].present = false;
         break;
-      case 26: c->mql = 0; break;
-      case 27: c->mql = -1; break;
-      case 28: c->mql = 4; break; /* decode path: 19 > 4 * 4 */
+      case 26:
+        c->mql = 0;
+        break;
+      case 27:
+        c->mql = -1;
+        break;
+      case 28:
+        c->mql = 4;
+        break; /* decode path: 19 > 4 * 4 */
       case 29: /* 3-D x with m = 8 (V1) */
         spec(&c->t[X], ACL_FLOAT16, 3, 4, 9, 64, 0);
         spec(&c->t[CS], ACL_FLOAT16, 3, 8, 10, 64, 0);
@@ -532,7 +629,9 @@ static void test_conv_errors(aclrtStream s) {
         c->version = 2, c->max_draft = 8;
         want = ACLNN_SUCCESS;
         break;
-      case 31: c->version = 2, c->max_draft = -1; break;
+      case 31:
+        c->version = 2, c->max_draft = -1;
+        break;
       case 32: /* 3-D x, C < K + S - 2 */
         spec(&c->t[X], ACL_FLOAT16, 3, 4, 4, 64, 0);
         spec(&c->t[CS], ACL_FLOAT16, 3, 8, 4, 64, 0);
@@ -547,7 +646,9 @@ static void test_conv_errors(aclrtStream s) {
         spec(&c->t[NCT], ACL_INT32, 1, 4, 0, 0, 0);
         c->bs = 4;
         break;
-      case 35: case 36: case 37: /* APC: no nct / blockSize 0 / maxNumBlocks 1025 */
+      case 35:
+      case 36:
+      case 37: /* APC: no nct / blockSize 0 / maxNumBlocks 1025 */
         spec(&c->t[CI], ACL_INT32, 2, 4, row == 37 ? 1025 : 2, 0, 0);
         for (int i = 0; i < 4 * (row == 37 ? 1025 : 2); i++) c->iv[CI][i % MAXV] = 0;
         if (row == 37) c->t[CI].ivals = NULL;
@@ -557,21 +658,52 @@ static void test_conv_errors(aclrtStream s) {
         if (row != 35) spec(&c->t[NCT], ACL_INT32, 1, 4, 0, 0, 0);
         c->bs = row == 36 ? 0 : 4;
         break;
-      case 38: spec(&c->t[CI], ACL_INT32, 1, 3, 0, 0, 0); break;
-      case 39: spec(&c->t[NACC], ACL_INT32, 1, 5, 0, 0, 0); break;
-      case 40: c->mode = 1; break; /* without numComputedTokens */
-      case 41: c->mode = 2; break;
-      case 42: c->act = 3; break;
-      case 43: c->run = 2; break;
-      case 44: c->res = 2; break;
-      case 45: c->bs = 1; break;
-      case 46: c->t[X].strides[1] = 2, c->t[X].strides[0] = 128; break;
-      case 47: c->t[CS].strides[2] = 2, c->t[CS].strides[1] = 128, c->t[CS].strides[0] = 1024; break;
-      case 48: c->t[X].fmt = ACL_FORMAT_FRACTAL_NZ; break;
+      case 38:
+        spec(&c->t[CI], ACL_INT32, 1, 3, 0, 0, 0);
+        break;
+      case 39:
+        spec(&c->t[NACC], ACL_INT32, 1, 5, 0, 0, 0);
+        break;
+      case 40:
+        c->mode = 1;
+        break; /* without numComputedTokens */
+      case 41:
+        c->mode = 2;
+        break;
+      case 42:
+        c->act = 3;
+        break;
+      case 43:
+        c->run = 2;
+        break;
+      case 44:
+        c->res = 2;
+        break;
+      case 45:
+        c->bs = 1;
+        break;
+      case 46:
+        c->t[X].strides[1] = 2, c->t[X].strides[0] = 128;
+        break;
+      case 47:
+        c->t[CS].strides[2] = 2, c->t[CS].strides[1] = 128, c->t[CS].strides[0] = 1024;
+        break;
+      case 48:
+        c->t[X].fmt = ACL_FORMAT_FRACTAL_NZ;
+        break;
       /* phase 2: index values (nothing written) */
-      case 49: c->iv[QSL][2] = 4; want = ACLNN_ERR_PARAM_INVALID; break; /* not increasing */
-      case 50: c->iv[CI][1] = 8; want = ACLNN_ERR_PARAM_INVALID; break;  /* line out of range */
-      case 51: c->iv[CI][1] = 0; want = ACLNN_ERR_PARAM_INVALID; break;  /* duplicate line */
+      case 49:
+        c->iv[QSL][2] = 4;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break; /* not increasing */
+      case 50:
+        c->iv[CI][1] = 8;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break; /* line out of range */
+      case 51:
+        c->iv[CI][1] = 0;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break; /* duplicate line */
     }
     if (drop >= 0) c->t[drop].present = false;
     conv_build(c);
@@ -600,17 +732,18 @@ static void test_conv_errors(aclrtStream s) {
     int64_t neg[2] = {-1, 1}, xneg[2] = {-64, 1};
     int which = k == 2 ? X : CI;
     tspec *t = &c->t[which];
-    aclTensor *bad = k == 0 ? aclCreateTensor(t->dims, 1, ACL_INT32, neg, 3, ACL_FORMAT_ND,
-                                               t->dims, 1, t->dev)
-                   : k == 1 ? aclCreateTensor(t->dims, 1, ACL_INT32, NULL, 1, ACL_FORMAT_ND,
-                                              t->dims, 1, t->dev)
-                            : aclCreateTensor(t->dims, 2, ACL_FLOAT16, xneg, 18 * 64,
-                                              ACL_FORMAT_ND, t->dims, 2, t->dev);
+    aclTensor *bad = k == 0   ? aclCreateTensor(t->dims, 1, ACL_INT32, neg, 3,
+                                                ACL_FORMAT_ND, t->dims, 1, t->dev)
+                     : k == 1 ? aclCreateTensor(t->dims, 1, ACL_INT32, NULL, 1,
+                                                ACL_FORMAT_ND, t->dims, 1, t->dev)
+                              : aclCreateTensor(t->dims, 2, ACL_FLOAT16, xneg, 18 * 64,
+                                                ACL_FORMAT_ND, t->dims, 2, t->dev);
     aclTensor *keep = t->t;
     t->t = bad;
     uint64_t ws;
     aclOpExecutor *ex;
-    EQ(conv_phase1(c, &ws, &ex), k == 2 ? ACLNN_ERR_INNER_TILING_ERROR : ACLNN_ERR_PARAM_INVALID);
+    EQ(conv_phase1(c, &ws, &ex),
+       k == 2 ? ACLNN_ERR_INNER_TILING_ERROR : ACLNN_ERR_PARAM_INVALID);
     t->t = keep;
     aclDestroyTensor(bad);
     TU_CHECK(conv_unchanged(c), "a bad view wrote");
@@ -647,8 +780,8 @@ static aclnnStatus sc_phase1(sc_case *c, uint64_t *ws, aclOpExecutor **ex) {
   if (c->cache_mode) strcpy(cm, c->cache_mode);
   if (c->scatter_mode) strcpy(sm, c->scatter_mode);
   aclnnStatus r = aclnnScatterPaKvCacheGetWorkspaceSize(
-      t[KEY], t[KC], t[SLOT], t[VAL], t[VC], t[CL], t[CO], t[SL], c->cache_mode ? cm : NULL,
-      c->scatter_mode ? sm : NULL, st, of, ws, ex);
+      t[KEY], t[KC], t[SLOT], t[VAL], t[VC], t[CL], t[CO], t[SL],
+      c->cache_mode ? cm : NULL, c->scatter_mode ? sm : NULL, st, of, ws, ex);
   aclDestroyIntArray(st);
   aclDestroyIntArray(of);
   return r;
@@ -689,13 +822,12 @@ static llmk_status sc_native(sc_case *c, llmk_context *ctx) {
       d[i].strides[0] = c->nct_strides[k];
       d[i].data = (char *)d[i].data + c->nct_offsets[k] * (int64_t)dt_size(c->t[i].dt);
     }
-  llmk_kv_layout layout = c->cache_mode && !strcmp(c->cache_mode, "PA_NZ") ? LLMK_KV_NZ
-                                                                           : LLMK_KV_BLOCKS;
+  llmk_kv_layout layout =
+      c->cache_mode && !strcmp(c->cache_mode, "PA_NZ") ? LLMK_KV_NZ : LLMK_KV_BLOCKS;
   size_t ws = 0;
   llmk_plan *plan = NULL;
-  llmk_status st = llmk_scatter_pa_kv_cache_get_workspace_size(p[KEY], p[VAL], p[KC], p[VC],
-                                                               p[SLOT], NULL, NULL, layout, &ws,
-                                                               &plan);
+  llmk_status st = llmk_scatter_pa_kv_cache_get_workspace_size(
+      p[KEY], p[VAL], p[KC], p[VC], p[SLOT], NULL, NULL, layout, &ws, &plan);
   if (st == LLMK_SUCCESS) {
     void *w = ws ? malloc(ws) : NULL;
     st = llmk_scatter_pa_kv_cache(w, ws, plan, ctx);
@@ -720,8 +852,11 @@ static sc_case *sc_random(int mode, bool nct, bool k_only) {
   int64_t ld = 32 / (int64_t)dt_size(dt);
   c->T = tu_rand_range(1, 40), c->H = tu_rand_range(1, 4);
   c->Dk = ld * tu_rand_range(1, 4), c->Dv = k_only ? 0 : ld * tu_rand_range(1, 4);
-  c->nb = tu_rand_range(1, 6), c->bs = mode == 2 ? 16 * tu_rand_range(1, 2) : tu_rand_range(1, 17);
-  c->cache_mode = mode == 0 ? (tu_rand_range(0, 1) ? "Norm" : NULL) : mode == 1 ? "NHSD" : "PA_NZ";
+  c->nb = tu_rand_range(1, 6),
+  c->bs = mode == 2 ? 16 * tu_rand_range(1, 2) : tu_rand_range(1, 17);
+  c->cache_mode = mode == 0   ? (tu_rand_range(0, 1) ? "Norm" : NULL)
+                  : mode == 1 ? "NHSD"
+                              : "PA_NZ";
   c->scatter_mode = nct ? "Nct" : (tu_rand_range(0, 1) ? "None" : NULL);
   int64_t D[2] = {c->Dk, c->Dv};
   for (int k = 0; k < (k_only ? 1 : 2); k++) {
@@ -739,9 +874,12 @@ static sc_case *sc_random(int mode, bool nct, bool k_only) {
     } else {
       spec(&c->t[ti], dt, 3, c->T, c->H, D[k], tu_rand_range(0, 1) ? ld : 0);
     }
-    if (mode == 2) spec4(&c->t[ci], dt, c->nb, c->H * D[k] / ld, c->bs, ld);
-    else if (mode == 1) spec4(&c->t[ci], dt, c->nb, c->H, c->bs, D[k]);
-    else spec4(&c->t[ci], dt, c->nb, c->bs, c->H, D[k]);
+    if (mode == 2)
+      spec4(&c->t[ci], dt, c->nb, c->H * D[k] / ld, c->bs, ld);
+    else if (mode == 1)
+      spec4(&c->t[ci], dt, c->nb, c->H, c->bs, D[k]);
+    else
+      spec4(&c->t[ci], dt, c->nb, c->bs, c->H, D[k]);
   }
   c->use_arrays = nct || tu_rand_range(0, 1);
   if (!nct && c->use_arrays) c->nct_strides[0] = c->nct_strides[1] = 1; /* ignored */
@@ -755,7 +893,8 @@ static sc_case *sc_random(int mode, bool nct, bool k_only) {
     int64_t j = tu_rand_range(0, i), t = perm[i];
     perm[i] = perm[j], perm[j] = t;
   }
-  for (int64_t t = 0; t < c->T; t++) c->iv[t] = t < n && tu_rand_range(0, 7) ? perm[t] : -1;
+  for (int64_t t = 0; t < c->T; t++)
+    c->iv[t] = t < n && tu_rand_range(0, 7) ? perm[t] : -1;
   free(perm);
   sc_build(c);
   if (nct) { /* the Nct tensors: the first T rows of the fused view */
@@ -777,8 +916,8 @@ static void test_scatter_random(aclrtStream s, llmk_context *ctx) {
     sc_case *c = sc_random(mode, nct, k_only);
     EQ(sc_native(c, ctx), LLMK_SUCCESS);
     EQ(sc_call(c, s), ACLNN_SUCCESS);
-    TU_CHECK(sc_as_native(c), "random scatter case %d (mode %d, nct %d, k only %d)", it, mode,
-             (int)nct, (int)k_only);
+    TU_CHECK(sc_as_native(c), "random scatter case %d (mode %d, nct %d, k only %d)", it,
+             mode, (int)nct, (int)k_only);
     sc_free(c);
   }
 }
@@ -810,7 +949,9 @@ static void test_scatter_sample(aclrtStream s) {
   }
   TU_CHECK(sc_unchanged(c), "the PA_NZ example");
   uint16_t *h = (uint16_t *)c->t[KC].host;
-  TU_CHECK(h[0] == 0 && h[31] == 0 && h[32] == 1 && h[512] == 0 && h[543] == 0 && h[544] == 1, "NZ positions");
+  TU_CHECK(
+      h[0] == 0 && h[31] == 0 && h[32] == 1 && h[512] == 0 && h[543] == 0 && h[544] == 1,
+      "NZ positions");
   sc_free(c);
 }
 
@@ -851,7 +992,8 @@ static void test_scatter_lifecycle(aclrtStream s, llmk_context *ctx) {
   EQ(aclSetInputTensorAddr(ex, 0, c->t[KEY].t, k2.dev), ACLNN_SUCCESS);
   EQ(aclSetInputTensorAddr(ex, 1, c->t[KC].t, kc2.dev), ACLNN_SUCCESS);
   EQ(aclSetTensorAddr(ex, 4, c->t[VC].t, vc2.dev), ACLNN_SUCCESS);
-  EQ(aclSetInputTensorAddr(ex, 5, c->t[KEY].t, k2.dev), ACLNN_ERR_PARAM_INVALID); /* absent */
+  EQ(aclSetInputTensorAddr(ex, 5, c->t[KEY].t, k2.dev),
+     ACLNN_ERR_PARAM_INVALID); /* absent */
   EQ(aclSetInputTensorAddr(ex, 8, c->t[KEY].t, k2.dev), ACLNN_ERR_PARAM_INVALID);
   unsigned char *keep[3] = {c->t[KEY].ref, c->t[KC].ref, c->t[VC].ref};
   c->t[KEY].ref = k2.ref, c->t[KC].ref = kc2.ref, c->t[VC].ref = vc2.ref;
@@ -888,39 +1030,118 @@ static void test_scatter_errors(aclrtStream s) {
     aclnnStatus want = ACLNN_ERR_PARAM_INVALID;
     bool null_ws = false, null_ex = false;
     switch (row) {
-      case 0: c->t[KEY].present = false; want = ACLNN_ERR_INNER_NULLPTR; break;
-      case 1: c->t[KC].present = false; want = ACLNN_ERR_INNER_NULLPTR; break;
-      case 2: c->t[SLOT].present = false; want = ACLNN_ERR_INNER_NULLPTR; break;
-      case 3: c->t[VC].present = false; want = ACLNN_ERR_INNER_NULLPTR; break;
-      case 4: null_ws = true; want = ACLNN_ERR_PARAM_NULLPTR; break;
-      case 5: null_ex = true; want = ACLNN_ERR_PARAM_NULLPTR; break;
-      case 6: c->t[VAL].present = false; break; /* valueCache without value */
-      case 7: c->t[KEY].dt = c->t[VAL].dt = c->t[KC].dt = c->t[VC].dt = ACL_FLOAT; break;
-      case 8: c->t[KC].dt = ACL_BF16; break;
-      case 9: c->t[VAL].dt = ACL_BF16; break;
-      case 10: c->t[VC].dt = ACL_INT8; break;
-      case 11: c->t[SLOT].dt = ACL_INT16; break;
-      case 12: spec4(&c->t[KEY], ACL_FLOAT16, 4, 1, 2, 16); want = ACLNN_ERR_INNER_TILING_ERROR; break;
-      case 13: spec(&c->t[KEY], ACL_FLOAT16, 2, 4, 32, 0, 0); want = ACLNN_ERR_INNER_TILING_ERROR; break;
-      case 14: spec(&c->t[VAL], ACL_FLOAT16, 2, 4, 32, 0, 0); want = ACLNN_ERR_INNER_TILING_ERROR; break;
-      case 15: spec(&c->t[KC], ACL_FLOAT16, 3, 8, 2, 16, 0); break;
-      case 16: spec4(&c->t[KC], ACL_FLOAT16, 2, 4, 2, 32); break; /* D differs */
-      case 17: spec(&c->t[VAL], ACL_FLOAT16, 3, 3, 2, 16, 0); break;
-      case 18: spec(&c->t[SLOT], ACL_INT32, 2, 2, 2, 0, 0); break;
-      case 19: c->cache_mode = "PA"; break;
-      case 20: c->scatter_mode = "Alibi"; want = ACLNN_ERR_INNER; break;
-      case 21: c->scatter_mode = "Rope"; want = ACLNN_ERR_INNER; break;
-      case 22: c->scatter_mode = "Omni"; want = ACLNN_ERR_INNER; break;
-      case 23: c->scatter_mode = "nct"; break;
-      case 24: spec(&c->t[CL], ACL_INT32, 1, 4, 0, 0, 0); want = ACLNN_ERR_INNER; break;
-      case 25: spec(&c->t[SL], ACL_INT32, 1, 1, 0, 0, 0); want = ACLNN_ERR_INNER; break;
-      case 26: c->scatter_mode = "Nct"; break; /* no arrays */
-      case 27: c->scatter_mode = "Nct", c->use_arrays = true; break; /* stride 0 */
-      case 28: c->t[KC].fmt = ACL_FORMAT_FRACTAL_NZ; break; /* NZ format in Norm mode */
-      case 29: c->cache_mode = "PA_NZ"; break; /* [2, 4, 2, 16] is not NZ for D 16: H*D/ld */
+      case 0:
+        c->t[KEY].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 1:
+        c->t[KC].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 2:
+        c->t[SLOT].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 3:
+        c->t[VC].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 4:
+        null_ws = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 5:
+        null_ex = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 6:
+        c->t[VAL].present = false;
+        break; /* valueCache without value */
+      case 7:
+        c->t[KEY].dt = c->t[VAL].dt = c->t[KC].dt = c->t[VC].dt = ACL_FLOAT;
+        break;
+      case 8:
+        c->t[KC].dt = ACL_BF16;
+        break;
+      case 9:
+        c->t[VAL].dt = ACL_BF16;
+        break;
+      case 10:
+        c->t[VC].dt = ACL_INT8;
+        break;
+      case 11:
+        c->t[SLOT].dt = ACL_INT16;
+        break;
+      case 12:
+        spec4(&c->t[KEY], ACL_FLOAT16, 4, 1, 2, 16);
+        want = ACLNN_ERR_INNER_TILING_ERROR;
+        break;
+      case 13:
+        spec(&c->t[KEY], ACL_FLOAT16, 2, 4, 32, 0, 0);
+        want = ACLNN_ERR_INNER_TILING_ERROR;
+        break;
+      case 14:
+        spec(&c->t[VAL], ACL_FLOAT16, 2, 4, 32, 0, 0);
+        want = ACLNN_ERR_INNER_TILING_ERROR;
+        break;
+      case 15:
+        spec(&c->t[KC], ACL_FLOAT16, 3, 8, 2, 16, 0);
+        break;
+      case 16:
+        spec4(&c->t[KC], ACL_FLOAT16, 2, 4, 2, 32);
+        break; /* D differs */
+      case 17:
+        spec(&c->t[VAL], ACL_FLOAT16, 3, 3, 2, 16, 0);
+        break;
+      case 18:
+        spec(&c->t[SLOT], ACL_INT32, 2, 2, 2, 0, 0);
+        break;
+      case 19:
+        c->cache_mode = "PA";
+        break;
+      case 20:
+        c->scatter_mode = "Alibi";
+        want = ACLNN_ERR_INNER;
+        break;
+      case 21:
+        c->scatter_mode = "Rope";
+        want = ACLNN_ERR_INNER;
+        break;
+      case 22:
+        c->scatter_mode = "Omni";
+        want = ACLNN_ERR_INNER;
+        break;
+      case 23:
+        c->scatter_mode = "nct";
+        break;
+      case 24:
+        spec(&c->t[CL], ACL_INT32, 1, 4, 0, 0, 0);
+        want = ACLNN_ERR_INNER;
+        break;
+      case 25:
+        spec(&c->t[SL], ACL_INT32, 1, 1, 0, 0, 0);
+        want = ACLNN_ERR_INNER;
+        break;
+      case 26:
+        c->scatter_mode = "Nct";
+        break; /* no arrays */
+      case 27:
+        c->scatter_mode = "Nct", c->use_arrays = true;
+        break; /* stride 0 */
+      case 28:
+        c->t[KC].fmt = ACL_FORMAT_FRACTAL_NZ;
+        break; /* NZ format in Norm mode */
+      case 29:
+        c->cache_mode = "PA_NZ";
+        break; /* [2, 4, 2, 16] is not NZ for D 16: H*D/ld */
       /* phase 2: a slot out of range (nothing written) */
-      case 30: c->iv[3] = 8; break;
-      case 31: c->iv[0] = 1000000; c->t[SLOT].dt = ACL_INT64; break;
+      case 30:
+        c->iv[3] = 8;
+        break;
+      case 31:
+        c->iv[0] = 1000000;
+        c->t[SLOT].dt = ACL_INT64;
+        break;
     }
     sc_build(c);
     uint64_t ws = 7;

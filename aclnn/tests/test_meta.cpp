@@ -8,14 +8,14 @@
 #include "aclnnop/aclnn_apply_top_k_top_p.h"
 
 static int checks, failures;
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    checks++;                                                                \
-    if (!(cond)) {                                                           \
-      failures++;                                                            \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    checks++;                                                                  \
+    if (!(cond)) {                                                             \
+      failures++;                                                              \
       std::fprintf(stderr, "FAIL %s:%d: %s (%s)\n", __FILE__, __LINE__, #cond, \
-                   aclGetRecentErrMsg());                                    \
-    }                                                                        \
+                   aclGetRecentErrMsg());                                      \
+    }                                                                          \
   } while (0)
 
 static_assert(OK == 0, "OK");
@@ -23,17 +23,21 @@ static_assert(sizeof(aclnnStatus) == 4, "aclnnStatus is int32_t");
 static_assert(sizeof(aclFloat16) == 2, "aclFloat16");
 
 int main() {
-  CHECK(aclDataType::ACL_FLOAT == 0 && aclDataType::ACL_BF16 == 27 && ACL_FLOAT4_E1M2 == 41);
-  CHECK(aclFormat::ACL_FORMAT_ND == 2 && ACL_FRACTAL_Z_3D == 33 && ACL_FORMAT_FRACTAL_NZ_C0_8 == 54);
-  CHECK(ACL_MEMCPY_INTER_DEVICE_TO_DEVICE == 7 && ACL_MEM_ACCESS_USER_SPACE_READONLY == 0x100000);
+  CHECK(aclDataType::ACL_FLOAT == 0 && aclDataType::ACL_BF16 == 27 &&
+        ACL_FLOAT4_E1M2 == 41);
+  CHECK(aclFormat::ACL_FORMAT_ND == 2 && ACL_FRACTAL_Z_3D == 33 &&
+        ACL_FORMAT_FRACTAL_NZ_C0_8 == 54);
+  CHECK(ACL_MEMCPY_INTER_DEVICE_TO_DEVICE == 7 &&
+        ACL_MEM_ACCESS_USER_SPACE_READONLY == 0x100000);
   CHECK(ACL_ERROR_REPEAT_FINALIZE == 100037 && ACL_ERROR_RT_FAILURE == 500003);
   CHECK(ACLNN_ERR_INNER_NULLPTR == 561103 && ACLNN_ERR_RUNTIME_ERROR == 361001);
 
   std::vector<int64_t> shape = {2, 3, 4};
   std::vector<float> data(64);
   // NULL strides: contiguous; offset counts elements.
-  aclTensor *t = aclCreateTensor(shape.data(), shape.size(), aclDataType::ACL_FLOAT, nullptr, 5,
-                                 aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), data.data());
+  aclTensor *t =
+      aclCreateTensor(shape.data(), shape.size(), aclDataType::ACL_FLOAT, nullptr, 5,
+                      aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), data.data());
   CHECK(t != nullptr);
   int64_t *dims = nullptr, *strides = nullptr, *storage = nullptr;
   uint64_t n = 0, ns = 0, nst = 0;
@@ -55,8 +59,8 @@ int main() {
   // Explicit strides are copied; the caller's array may go away.
   {
     std::vector<int64_t> st = {1, 2, 6};
-    t = aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT16, st.data(), 0, ACL_FORMAT_NCHW,
-                        shape.data(), shape.size(), data.data());
+    t = aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT16, st.data(), 0,
+                        ACL_FORMAT_NCHW, shape.data(), shape.size(), data.data());
   }
   CHECK(aclGetViewStrides(t, &strides, &ns) == OK);
   CHECK(ns == 3 && strides[0] == 1 && strides[1] == 2 && strides[2] == 6);
@@ -66,7 +70,8 @@ int main() {
   CHECK(aclDestroyTensor(t) == OK);
 
   // Rank 0: empty arrays, still allocated with new[].
-  t = aclCreateTensor(nullptr, 0, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, data.data());
+  t = aclCreateTensor(nullptr, 0, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, nullptr, 0,
+                      data.data());
   CHECK(t != nullptr);
   CHECK(aclGetViewShape(t, &dims, &n) == OK && n == 0);
   delete[] dims;
@@ -75,13 +80,18 @@ int main() {
                         data.data()) == nullptr);
 
   // The sample op through the C++ header, on host data (allowed: device = host here).
-  std::vector<float> lg = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, out(12, 0), p = {0.2f, 0.4f, 0.6f};
+  std::vector<float> lg = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, out(12, 0),
+                     p = {0.2f, 0.4f, 0.6f};
   std::vector<int32_t> k = {1, 2, 3};
   std::vector<int64_t> s2 = {3, 4}, s1 = {3};
-  aclTensor *tl = aclCreateTensor(s2.data(), 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, s2.data(), 2, lg.data());
-  aclTensor *tp = aclCreateTensor(s1.data(), 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, s1.data(), 1, p.data());
-  aclTensor *tk = aclCreateTensor(s1.data(), 1, ACL_INT32, nullptr, 0, ACL_FORMAT_ND, s1.data(), 1, k.data());
-  aclTensor *to = aclCreateTensor(s2.data(), 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, s2.data(), 2, out.data());
+  aclTensor *tl = aclCreateTensor(s2.data(), 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND,
+                                  s2.data(), 2, lg.data());
+  aclTensor *tp = aclCreateTensor(s1.data(), 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND,
+                                  s1.data(), 1, p.data());
+  aclTensor *tk = aclCreateTensor(s1.data(), 1, ACL_INT32, nullptr, 0, ACL_FORMAT_ND,
+                                  s1.data(), 1, k.data());
+  aclTensor *to = aclCreateTensor(s2.data(), 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND,
+                                  s2.data(), 2, out.data());
   uint64_t ws = 0;
   aclOpExecutor *ex = nullptr;
   CHECK(aclnnApplyTopKTopPGetWorkspaceSize(tl, tp, tk, to, &ws, &ex) == OK);

@@ -1,23 +1,24 @@
 /* The aclnn layer from C: runtime misuse, tensors, executor lifecycle (single use,
  * repeatable, re-pointed addresses), aclnnApplyTopKTopP against the native op on random
  * inputs, and its error table with CANN's codes. */
+#include <llmk/llmk.h>
 #include <math.h>
 #include <string.h>
-
-#include <llmk/llmk.h>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_apply_top_k_top_p.h"
 #include "test_util.h"
 
-#define EQ(a, b) TU_CHECK((long long)(a) == (long long)(b), "%lld != %lld (%s)", (long long)(a), \
-                          (long long)(b), aclGetRecentErrMsg())
+#define EQ(a, b)                                                                  \
+  TU_CHECK((long long)(a) == (long long)(b), "%lld != %lld (%s)", (long long)(a), \
+           (long long)(b), aclGetRecentErrMsg())
 
 static void test_init(void) {
   EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
   EQ(aclInit(NULL), ACL_SUCCESS);
   EQ(aclInit(NULL), ACL_ERROR_REPEAT_INITIALIZE);
-  TU_CHECK(strstr(aclGetRecentErrMsg(), "aclInit") != NULL, "message: %s", aclGetRecentErrMsg());
+  TU_CHECK(strstr(aclGetRecentErrMsg(), "aclInit") != NULL, "message: %s",
+           aclGetRecentErrMsg());
   EQ(aclFinalize(), ACL_SUCCESS);
   EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
   EQ(aclInit("ignored.json"), ACL_SUCCESS); /* init again after finalize: allowed here */
@@ -105,9 +106,11 @@ static void test_memory(void) {
   /* the sample that copies 64000 bytes out of a 128-byte buffer */
   EQ(aclrtMemcpy(host, sizeof host, d, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST),
      ACL_ERROR_RT_PARAM_INVALID);
-  TU_CHECK(strstr(aclGetRecentErrMsg(), "allocation") != NULL, "%s", aclGetRecentErrMsg());
+  TU_CHECK(strstr(aclGetRecentErrMsg(), "allocation") != NULL, "%s",
+           aclGetRecentErrMsg());
   TU_CHECK(host[0] == 0x5a && host[63999] == 0x5a, "host written by a failed copy");
-  EQ(aclrtMemcpy(d, 128, host, 129, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
+  EQ(aclrtMemcpy(d, 128, host, 129, ACL_MEMCPY_HOST_TO_DEVICE),
+     ACL_ERROR_RT_PARAM_INVALID);
   TU_CHECK(strstr(aclGetRecentErrMsg(), "destMax") != NULL, "%s", aclGetRecentErrMsg());
   EQ(aclrtMemcpy((char *)d + 100, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE),
      ACL_ERROR_RT_PARAM_INVALID);
@@ -127,7 +130,8 @@ static void test_memory(void) {
 
   void *h = NULL;
   EQ(aclrtMallocHost(&h, 32), ACL_SUCCESS);
-  EQ(aclrtFree(h), ACL_ERROR_RT_MEMORY_FREE); /* host memory is freed with aclrtFreeHost */
+  EQ(aclrtFree(h),
+     ACL_ERROR_RT_MEMORY_FREE); /* host memory is freed with aclrtFreeHost */
   EQ(aclrtMemcpy(h, 64, d, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_RT_PARAM_INVALID);
   EQ(aclrtFreeHost(h), ACL_SUCCESS);
   EQ(aclrtFreeHost(h), ACL_ERROR_RT_MEMORY_FREE);
@@ -151,19 +155,24 @@ static void test_memory(void) {
   EQ(aclDataTypeSize(ACL_DT_UNDEFINED), 0);
   EQ(aclFloatToFloat16(1.0f), 0x3c00);
   EQ(aclFloatToFloat16(-2.0f), 0xc000);
-  TU_CHECK(aclFloat16ToFloat(0x3c00) == 1.0f && aclFloat16ToFloat(0x7bff) == 65504.0f, "f16");
+  TU_CHECK(aclFloat16ToFloat(0x3c00) == 1.0f && aclFloat16ToFloat(0x7bff) == 65504.0f,
+           "f16");
 }
 
 static void test_tensors(void) {
   int64_t dims[2] = {2, 3};
   float buf[8] = {0};
-  TU_CHECK(aclCreateTensor(NULL, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, dims, 2, buf) == NULL,
-           "NULL dims with a count");
-  TU_CHECK(aclCreateTensor(dims, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 2, buf) == NULL,
-           "NULL storage dims with a count");
-  aclTensor *scalar = aclCreateTensor(NULL, 0, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, buf);
+  TU_CHECK(
+      aclCreateTensor(NULL, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, dims, 2, buf) == NULL,
+      "NULL dims with a count");
+  TU_CHECK(
+      aclCreateTensor(dims, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 2, buf) == NULL,
+      "NULL storage dims with a count");
+  aclTensor *scalar =
+      aclCreateTensor(NULL, 0, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, buf);
   TU_CHECK(scalar != NULL, "rank 0");
-  aclTensor *t = aclCreateTensor(dims, 2, ACL_FLOAT, NULL, 2, ACL_FORMAT_ND, dims, 2, NULL);
+  aclTensor *t =
+      aclCreateTensor(dims, 2, ACL_FLOAT, NULL, 2, ACL_FORMAT_ND, dims, 2, NULL);
   TU_CHECK(t != NULL, "NULL data allowed");
   void *addr = buf;
   EQ(aclGetRawTensorAddr(t, &addr), 0);
@@ -322,7 +331,8 @@ static void test_executor(aclrtStream stream) {
 
   /* a destroyed executor cannot run */
   EQ(aclnnApplyTopKTopPGetWorkspaceSize(c.tl, c.tp, c.tk, c.to, &ws, &ex), ACLNN_SUCCESS);
-  EQ(aclSetInputTensorAddr(ex, 0, c.tl, c.logits), ACLNN_ERR_PARAM_INVALID); /* not repeatable */
+  EQ(aclSetInputTensorAddr(ex, 0, c.tl, c.logits),
+     ACLNN_ERR_PARAM_INVALID); /* not repeatable */
   EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
   EQ(aclnnApplyTopKTopP(NULL, 0, ex, stream), ACLNN_ERR_INNER_NULLPTR);
 
@@ -363,14 +373,16 @@ static void test_executor(aclrtStream stream) {
   EQ(aclSetOutputTensorAddr(ex, 0, c.to, c2.out), ACLNN_SUCCESS);
   aclrtMemset(c.out, 48, 0, 48);
   EQ(aclnnApplyTopKTopP(w, ws, ex, stream), ACLNN_SUCCESS);
-  TU_CHECK(sample_ok(c2.out, 100), "re-pointed run writes the new output from the new input");
+  TU_CHECK(sample_ok(c2.out, 100),
+           "re-pointed run writes the new output from the new input");
   float o[12];
   aclrtMemcpy(o, sizeof o, c.out, sizeof o, ACL_MEMCPY_DEVICE_TO_HOST);
   TU_CHECK(o[0] == 0 && o[3] == 0, "old output untouched");
   void *raw = NULL;
   aclGetRawTensorAddr(c.tl, &raw);
   TU_CHECK(raw == c2.logits, "the aclTensor follows the new address");
-  /* back to the first buffers through aclSetTensorAddr (index over inputs then outputs) */
+  /* back to the first buffers through aclSetTensorAddr (index over inputs then outputs)
+   */
   EQ(aclSetTensorAddr(ex, 0, c.tl, c.logits), ACLNN_SUCCESS);
   EQ(aclSetTensorAddr(ex, 3, c.to, c.out), ACLNN_SUCCESS);
   EQ(aclnnApplyTopKTopP(w, ws, ex, stream), ACLNN_SUCCESS);
@@ -383,7 +395,8 @@ static void test_executor(aclrtStream stream) {
   EQ(aclSetInputTensorAddr(NULL, 0, c.tl, c.logits), ACLNN_ERR_INNER_NULLPTR);
   EQ(aclSetInputTensorAddr(ex, 0, c.tl, (char *)c.logits + 8), ACLNN_ERR_PARAM_INVALID);
   EQ(aclSetInputTensorAddr(ex, 0, c.tl, NULL), ACLNN_ERR_PARAM_NULLPTR);
-  EQ(aclnnApplyTopKTopP(w, ws, ex, stream), ACLNN_SUCCESS); /* failed calls changed nothing */
+  EQ(aclnnApplyTopKTopP(w, ws, ex, stream),
+     ACLNN_SUCCESS); /* failed calls changed nothing */
   TU_CHECK(sample_ok(c.out, 0), "after failed re-points");
   EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
   EQ(aclDestroyAclOpExecutor(ex), ACLNN_ERR_INNER_NULLPTR);
@@ -404,24 +417,30 @@ static void fill_logits(void *buf, aclDataType dt, int64_t n, int ties) {
   for (int64_t i = 0; i < n; i++) {
     float x = ties ? (float)tu_rand_range(-3, 3) : (float)(tu_rand_unit() * 20 - 10);
     if (tu_rand_range(0, 40) == 0) x = -INFINITY;
-    if (dt == ACL_FLOAT) ((float *)buf)[i] = x;
-    else if (dt == ACL_FLOAT16) ((uint16_t *)buf)[i] = llmk_f32_to_f16(x);
-    else ((uint16_t *)buf)[i] = llmk_f32_to_bf16(x);
+    if (dt == ACL_FLOAT)
+      ((float *)buf)[i] = x;
+    else if (dt == ACL_FLOAT16)
+      ((uint16_t *)buf)[i] = llmk_f32_to_f16(x);
+    else
+      ((uint16_t *)buf)[i] = llmk_f32_to_bf16(x);
   }
 }
 
 static void store_p(void *buf, aclDataType dt, int64_t i, float x) {
-  if (dt == ACL_FLOAT) ((float *)buf)[i] = x;
-  else if (dt == ACL_FLOAT16) ((uint16_t *)buf)[i] = llmk_f32_to_f16(x);
-  else ((uint16_t *)buf)[i] = llmk_f32_to_bf16(x);
+  if (dt == ACL_FLOAT)
+    ((float *)buf)[i] = x;
+  else if (dt == ACL_FLOAT16)
+    ((uint16_t *)buf)[i] = llmk_f32_to_f16(x);
+  else
+    ((uint16_t *)buf)[i] = llmk_f32_to_bf16(x);
 }
 
 static llmk_dtype native(aclDataType dt) {
   return dt == ACL_FLOAT ? LLMK_F32 : dt == ACL_FLOAT16 ? LLMK_F16 : LLMK_BF16;
 }
 
-static void compare_one(aclrtStream stream, aclDataType dt, int64_t b, int64_t v, int64_t pad,
-                        int use_p, int use_k, int in_place, int ties) {
+static void compare_one(aclrtStream stream, aclDataType dt, int64_t b, int64_t v,
+                        int64_t pad, int use_p, int use_k, int in_place, int ties) {
   size_t es = aclDataTypeSize(dt);
   int64_t row = v + pad; /* padded rows: a strided view */
   size_t lbytes = (size_t)(b * row) * es, pbytes = (size_t)b * es, kbytes = (size_t)b * 4;
@@ -466,20 +485,23 @@ static void compare_one(aclrtStream stream, aclDataType dt, int64_t b, int64_t v
   aclTensor *to = aclCreateTensor(dims, 2, dt, strides, 0, ACL_FORMAT_ND, dims, 2, dout);
   uint64_t ws = 0;
   aclOpExecutor *ex = NULL;
-  aclnnStatus st = aclnnApplyTopKTopPGetWorkspaceSize(tl, use_p ? tp : NULL, use_k ? tk : NULL,
-                                                      to, &ws, &ex);
+  aclnnStatus st = aclnnApplyTopKTopPGetWorkspaceSize(tl, use_p ? tp : NULL,
+                                                      use_k ? tk : NULL, to, &ws, &ex);
   void *w = workspace_for(ws);
   if (st == ACLNN_SUCCESS) st = aclnnApplyTopKTopP(w, ws, ex, stream);
   aclrtFree(w);
-  TU_CHECK(st == ACLNN_SUCCESS && nst == LLMK_SUCCESS, "dt=%d b=%lld v=%lld: %d / %d (%s)",
-           (int)dt, (long long)b, (long long)v, st, nst, aclGetRecentErrMsg());
-  aclrtMemcpy(got, lbytes ? lbytes : 1, dout, lbytes ? lbytes : 1, ACL_MEMCPY_DEVICE_TO_HOST);
+  TU_CHECK(st == ACLNN_SUCCESS && nst == LLMK_SUCCESS,
+           "dt=%d b=%lld v=%lld: %d / %d (%s)", (int)dt, (long long)b, (long long)v, st,
+           nst, aclGetRecentErrMsg());
+  aclrtMemcpy(got, lbytes ? lbytes : 1, dout, lbytes ? lbytes : 1,
+              ACL_MEMCPY_DEVICE_TO_HOST);
   unsigned char *want = nout;
   bool same = true;
   for (int64_t r = 0; r < b && same; r++) /* compare the views only (pads differ) */
-    same = memcmp(got + (size_t)(r * row) * es, want + (size_t)(r * row) * es, (size_t)v * es) == 0;
-  TU_CHECK(same, "dt=%d b=%lld v=%lld pad=%lld p=%d k=%d in_place=%d: results differ", (int)dt,
-           (long long)b, (long long)v, (long long)pad, use_p, use_k, in_place);
+    same = memcmp(got + (size_t)(r * row) * es, want + (size_t)(r * row) * es,
+                  (size_t)v * es) == 0;
+  TU_CHECK(same, "dt=%d b=%lld v=%lld pad=%lld p=%d k=%d in_place=%d: results differ",
+           (int)dt, (long long)b, (long long)v, (long long)pad, use_p, use_k, in_place);
   aclDestroyTensor(tl);
   aclDestroyTensor(tp);
   aclDestroyTensor(tk);
@@ -504,22 +526,21 @@ static void test_against_native(aclrtStream stream) {
     for (int vi = 0; vi < 5; vi++)
       for (int bi = 0; bi < 3; bi++) {
         int mode = (int)tu_rand_range(0, 2); /* p+k, p only, k only */
-        compare_one(stream, dts[d], bs[bi], vs[vi], tu_rand_range(0, 1) ? 3 : 0, mode != 2,
-                    mode != 1, 0,
-                    (int)tu_rand_range(0, 1));
+        compare_one(stream, dts[d], bs[bi], vs[vi], tu_rand_range(0, 1) ? 3 : 0,
+                    mode != 2, mode != 1, 0, (int)tu_rand_range(0, 1));
       }
   compare_one(stream, ACL_FLOAT, 4, 300, 0, 1, 1, 1, 0); /* in place */
   compare_one(stream, ACL_FLOAT16, 4, 300, 0, 1, 0, 1, 1);
-  compare_one(stream, ACL_FLOAT, 0, 16, 0, 1, 1, 0, 0);  /* empty */
+  compare_one(stream, ACL_FLOAT, 0, 16, 0, 1, 1, 0, 0); /* empty */
 }
 
 /* -------------------------------------------------------------- error table */
 
 typedef struct etc {
   const char *name;
-  int which;    /* tensor to alter: 0 logits, 1 p, 2 k, 3 out */
-  int what;     /* 0 NULL, 1 dtype, 2 rank, 3 dim, 4 format, 5 stride, 6 offset, 7 data NULL,
-                   8 outside block, 9 workspaceSize NULL, 10 executor NULL, 11 p and k NULL */
+  int which; /* tensor to alter: 0 logits, 1 p, 2 k, 3 out */
+  int what;  /* 0 NULL, 1 dtype, 2 rank, 3 dim, 4 format, 5 stride, 6 offset, 7 data NULL,
+                8 outside block, 9 workspaceSize NULL, 10 executor NULL, 11 p and k NULL */
   int64_t value;
   aclnnStatus want;
 } etc;
@@ -560,13 +581,22 @@ static void test_errors(aclrtStream stream) {
     void *small = NULL;
     int64_t d2[2] = {3, 4}, d3[3] = {3, 4, 1}, d1[1] = {3};
     aclDataType dt = c->which == 2 ? ACL_INT32 : ACL_FLOAT;
-    void *data = c->which == 0 ? s.logits : c->which == 1 ? s.p : c->which == 2 ? s.k : s.out;
+    void *data = c->which == 0   ? s.logits
+                 : c->which == 1 ? s.p
+                 : c->which == 2 ? s.k
+                                 : s.out;
     int rank = c->which == 0 || c->which == 3 ? 2 : 1;
     const int64_t *dims = rank == 2 ? d2 : d1;
     switch (c->what) {
-      case 0: t[c->which] = NULL; break;
-      case 1: alt = mk(dims, (uint64_t)rank, (aclDataType)c->value, data); break;
-      case 2: alt = mk(d3, (uint64_t)c->value, dt, data); break;
+      case 0:
+        t[c->which] = NULL;
+        break;
+      case 1:
+        alt = mk(dims, (uint64_t)rank, (aclDataType)c->value, data);
+        break;
+      case 2:
+        alt = mk(d3, (uint64_t)c->value, dt, data);
+        break;
       case 3: {
         int64_t dd[2] = {3, c->value};
         if (rank == 1) dd[0] = c->value;
@@ -574,8 +604,8 @@ static void test_errors(aclrtStream stream) {
         break;
       }
       case 4:
-        alt = aclCreateTensor(dims, (uint64_t)rank, dt, NULL, 0, (aclFormat)c->value, dims,
-                              (uint64_t)rank, data);
+        alt = aclCreateTensor(dims, (uint64_t)rank, dt, NULL, 0, (aclFormat)c->value,
+                              dims, (uint64_t)rank, data);
         break;
       case 5: {
         int64_t st[2] = {4, c->value};
@@ -584,23 +614,27 @@ static void test_errors(aclrtStream stream) {
         break;
       }
       case 6:
-        alt = aclCreateTensor(dims, (uint64_t)rank, dt, NULL, c->value, ACL_FORMAT_ND, dims,
-                              (uint64_t)rank, data);
+        alt = aclCreateTensor(dims, (uint64_t)rank, dt, NULL, c->value, ACL_FORMAT_ND,
+                              dims, (uint64_t)rank, data);
         break;
-      case 7: alt = mk(dims, (uint64_t)rank, dt, NULL); break;
+      case 7:
+        alt = mk(dims, (uint64_t)rank, dt, NULL);
+        break;
       case 8:
         aclrtMalloc(&small, 32, ACL_MEM_MALLOC_HUGE_FIRST);
         alt = mk(dims, (uint64_t)rank, dt, small);
         break;
-      case 11: t[1] = t[2] = NULL; break;
-      default: break;
+      case 11:
+        t[1] = t[2] = NULL;
+        break;
+      default:
+        break;
     }
     if (alt) t[c->which] = alt;
     uint64_t ws = 12345;
     aclOpExecutor *ex = (aclOpExecutor *)&ws;
-    aclnnStatus st = aclnnApplyTopKTopPGetWorkspaceSize(t[0], t[1], t[2], t[3],
-                                                        c->what == 9 ? NULL : &ws,
-                                                        c->what == 10 ? NULL : &ex);
+    aclnnStatus st = aclnnApplyTopKTopPGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], c->what == 9 ? NULL : &ws, c->what == 10 ? NULL : &ex);
     TU_CHECK(st == c->want, "%s: got %d, want %d (%s)", c->name, st, c->want,
              aclGetRecentErrMsg());
     TU_CHECK(*aclGetRecentErrMsg() != 0, "%s: no message", c->name);
@@ -624,7 +658,8 @@ static void test_errors(aclrtStream stream) {
     }
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    EQ(aclnnApplyTopKTopPGetWorkspaceSize(s.tl, s.tp, s.tk, s.to, &ws, &ex), ACLNN_SUCCESS);
+    EQ(aclnnApplyTopKTopPGetWorkspaceSize(s.tl, s.tp, s.tk, s.to, &ws, &ex),
+       ACLNN_SUCCESS);
     void *w = workspace_for(ws);
     aclrtStream bogus = NULL;
     if (k == 2) {
@@ -632,11 +667,13 @@ static void test_errors(aclrtStream stream) {
       aclrtDestroyStream(bogus);
     }
     if (k != 1 || ws > 0) {
-      aclnnStatus st = aclnnApplyTopKTopP(w, k == 1 ? ws - 1 : ws, ex, k == 2 ? bogus : stream);
+      aclnnStatus st =
+          aclnnApplyTopKTopP(w, k == 1 ? ws - 1 : ws, ex, k == 2 ? bogus : stream);
       TU_CHECK(st == ACLNN_ERR_PARAM_INVALID, "phase 2 case %d: %d (%s)", k, st,
                aclGetRecentErrMsg());
       if (k == 0)
-        TU_CHECK(strstr(aclGetRecentErrMsg(), "1.5") != NULL, "message: %s", aclGetRecentErrMsg());
+        TU_CHECK(strstr(aclGetRecentErrMsg(), "1.5") != NULL, "message: %s",
+                 aclGetRecentErrMsg());
       float o[12];
       aclrtMemcpy(o, sizeof o, s.out, sizeof o, ACL_MEMCPY_DEVICE_TO_HOST);
       bool untouched = true;

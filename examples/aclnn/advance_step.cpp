@@ -38,10 +38,12 @@ int64_t GetShapeSize(const std::vector<int64_t>& shape) {
 void PrintOutResult(std::vector<int64_t>& shape, void** deviceAddr) {
   auto size = GetShapeSize(shape);
   std::vector<int64_t> resultData(size, 0);
-  auto ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(resultData[0]),
-                         *deviceAddr, size * sizeof(resultData[0]), ACL_MEMCPY_DEVICE_TO_HOST);
+  auto ret =
+      aclrtMemcpy(resultData.data(), resultData.size() * sizeof(resultData[0]),
+                  *deviceAddr, size * sizeof(resultData[0]), ACL_MEMCPY_DEVICE_TO_HOST);
   CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret); return);
+            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
+            return );
   for (int64_t i = 0; i < size; i++) {
     LOG_PRINT("mean result[%ld] is: %ld\n", i, resultData[i]);
   }
@@ -50,11 +52,14 @@ void PrintOutResult(std::vector<int64_t>& shape, void** deviceAddr) {
 int Init(int32_t deviceId, aclrtStream* stream) {
   // Runtime set-up: library, device, stream.
   auto ret = aclInit(nullptr);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtSetDevice(deviceId);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtCreateStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret);
+            return ret);
   return 0;
 }
 
@@ -64,9 +69,11 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
   auto size = GetShapeSize(shape) * sizeof(T);
   // Device memory, then the host data copied into it.
   auto ret = aclrtMalloc(deviceAddr, size, ACL_MEM_MALLOC_HUGE_FIRST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret);
+            return ret);
 
   // Contiguous strides.
   std::vector<int64_t> strides(shape.size(), 1);
@@ -74,8 +81,9 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
     strides[i] = shape[i + 1] * strides[i + 1];
   }
 
-  *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
-                            aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
+  *tensor =
+      aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
+                      aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
   return 0;
 }
 
@@ -84,7 +92,8 @@ int main() {
   int32_t deviceId = 0;
   aclrtStream stream;
   auto ret = Init(deviceId, &stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret);
+            return ret);
 
   // 2. The six tensors: all INT64, updated in place.
   std::vector<int64_t> inputShape = {8, 1};
@@ -103,17 +112,23 @@ int main() {
   aclTensor* input4 = nullptr;
   aclTensor* input5 = nullptr;
   aclTensor* input6 = nullptr;
-  ret = CreateAclTensor(inputHostData, inputShape, &input1DeviceAddr, aclDataType::ACL_INT64, &input1);
+  ret = CreateAclTensor(inputHostData, inputShape, &input1DeviceAddr,
+                        aclDataType::ACL_INT64, &input1);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(input2HostData, input2Shape, &input2DeviceAddr, aclDataType::ACL_INT64, &input2);
+  ret = CreateAclTensor(input2HostData, input2Shape, &input2DeviceAddr,
+                        aclDataType::ACL_INT64, &input2);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(inputHostData, inputShape, &input3DeviceAddr, aclDataType::ACL_INT64, &input3);
+  ret = CreateAclTensor(inputHostData, inputShape, &input3DeviceAddr,
+                        aclDataType::ACL_INT64, &input3);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(inputHostData, inputShape, &input4DeviceAddr, aclDataType::ACL_INT64, &input4);
+  ret = CreateAclTensor(inputHostData, inputShape, &input4DeviceAddr,
+                        aclDataType::ACL_INT64, &input4);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(inputHostData, inputShape, &input5DeviceAddr, aclDataType::ACL_INT64, &input5);
+  ret = CreateAclTensor(inputHostData, inputShape, &input5DeviceAddr,
+                        aclDataType::ACL_INT64, &input5);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(inputHostData, inputShape, &input6DeviceAddr, aclDataType::ACL_INT64, &input6);
+  ret = CreateAclTensor(inputHostData, inputShape, &input6DeviceAddr,
+                        aclDataType::ACL_INT64, &input6);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
 
   int64_t numseq = 8;
@@ -123,21 +138,28 @@ int main() {
   // 3. The operator: phase 1 (workspace size and executor), workspace, phase 2.
   uint64_t workspaceSize = 16 * 1024 * 1024;
   aclOpExecutor* executor;
-  ret = aclnnAdvanceStepGetWorkspaceSize(input1, input2, input3, input4, input5, input6, numseq,
-                                         numqueries, blocksize, &workspaceSize, &executor);
+  ret = aclnnAdvanceStepGetWorkspaceSize(input1, input2, input3, input4, input5, input6,
+                                         numseq, numqueries, blocksize, &workspaceSize,
+                                         &executor);
   CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("aclnnAdvanceStepGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+            LOG_PRINT("aclnnAdvanceStepGetWorkspaceSize failed. ERROR: %d\n", ret);
+            return ret);
   void* workspaceAddr = nullptr;
   if (workspaceSize > 0) {
     ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(ret == ACL_SUCCESS,
+              LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret);
+              return ret);
   }
   ret = aclnnAdvanceStep(workspaceAddr, workspaceSize, executor, stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnAdvanceStep failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnAdvanceStep failed. ERROR: %d\n", ret);
+            return ret);
 
   // 4. Wait for the stream.
   ret = aclrtSynchronizeStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret);
+            return ret);
 
   // 5. inputTokens, inputPositions, seqLens, slotMapping back to the host.
   PrintOutResult(inputShape, &input1DeviceAddr);

@@ -35,11 +35,14 @@ int64_t GetShapeSize(const std::vector<int64_t>& shape) {
 int Init(int32_t deviceId, aclrtStream* stream) {
   // Runtime set-up: library, device, stream.
   auto ret = aclInit(nullptr);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtSetDevice(deviceId);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtCreateStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret);
+            return ret);
   return 0;
 }
 
@@ -49,9 +52,11 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
   auto size = GetShapeSize(shape) * sizeof(T);
   // Device memory, then the host data copied into it.
   auto ret = aclrtMalloc(deviceAddr, size, ACL_MEM_MALLOC_HUGE_FIRST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret);
+            return ret);
 
   // Contiguous strides.
   std::vector<int64_t> strides(shape.size(), 1);
@@ -59,8 +64,9 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
     strides[i] = shape[i + 1] * strides[i + 1];
   }
 
-  *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
-                            aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
+  *tensor =
+      aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
+                      aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
   return 0;
 }
 
@@ -69,7 +75,8 @@ int main() {
   int32_t deviceId = 0;
   aclrtStream stream;
   auto ret = Init(deviceId, &stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret);
+            return ret);
 
   // 2. Inputs and output.
   std::vector<int64_t> logitsShape = {3, 4};
@@ -88,13 +95,15 @@ int main() {
   std::vector<float> pHostData = {0.2, 0.4, 0.6};
   std::vector<int32_t> kHostData = {1, 2, 3};
   std::vector<float> outHostData(12, 0);
-  ret = CreateAclTensor(logitsHostData, logitsShape, &logitsDeviceAddr, aclDataType::ACL_FLOAT, &logits);
+  ret = CreateAclTensor(logitsHostData, logitsShape, &logitsDeviceAddr,
+                        aclDataType::ACL_FLOAT, &logits);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(pHostData, pShape, &pDeviceAddr, aclDataType::ACL_FLOAT, &p);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(kHostData, kShape, &kDeviceAddr, aclDataType::ACL_INT32, &k);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(outHostData, outShape, &outDeviceAddr, aclDataType::ACL_FLOAT, &out);
+  ret = CreateAclTensor(outHostData, outShape, &outDeviceAddr, aclDataType::ACL_FLOAT,
+                        &out);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
 
   // 3. The operator: phase 1 (workspace size and executor), workspace, phase 2.
@@ -102,26 +111,34 @@ int main() {
   aclOpExecutor* executor;
   ret = aclnnApplyTopKTopPGetWorkspaceSize(logits, p, k, out, &workspaceSize, &executor);
   CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("aclnnApplyTopKTopPGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+            LOG_PRINT("aclnnApplyTopKTopPGetWorkspaceSize failed. ERROR: %d\n", ret);
+            return ret);
   void* workspaceAddr = nullptr;
   if (workspaceSize > 0) {
     ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(ret == ACL_SUCCESS,
+              LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret);
+              return ret);
   }
   ret = aclnnApplyTopKTopP(workspaceAddr, workspaceSize, executor, stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnApplyTopKTopP failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnApplyTopKTopP failed. ERROR: %d\n", ret);
+            return ret);
 
   // 4. Wait for the stream.
   ret = aclrtSynchronizeStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret);
+            return ret);
 
   // 5. Copy the result back to the host and print it.
   auto size = GetShapeSize(outShape);
   std::vector<float> resultData(size, 0);
-  ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(resultData[0]), outDeviceAddr,
-                    size * sizeof(resultData[0]), ACL_MEMCPY_DEVICE_TO_HOST);
+  ret =
+      aclrtMemcpy(resultData.data(), resultData.size() * sizeof(resultData[0]),
+                  outDeviceAddr, size * sizeof(resultData[0]), ACL_MEMCPY_DEVICE_TO_HOST);
   CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret); return ret);
+            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
+            return ret);
   for (int64_t i = 0; i < size; i++) {
     LOG_PRINT("result[%ld] is: %f\n", i, resultData[i]);
   }

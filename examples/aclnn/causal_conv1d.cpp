@@ -42,11 +42,14 @@ int64_t GetShapeSize(const std::vector<int64_t>& shape) {
 int Init(int32_t deviceId, aclrtStream* stream) {
   // Runtime set-up: library, device, stream.
   auto ret = aclInit(nullptr);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtSetDevice(deviceId);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtCreateStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret);
+            return ret);
   return 0;
 }
 
@@ -69,16 +72,19 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
                     void** deviceAddr, aclDataType dataType, aclTensor** tensor) {
   auto size = GetShapeSize(shape) * sizeof(T);
   auto ret = aclrtMalloc(deviceAddr, size, ACL_MEM_MALLOC_HUGE_FIRST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret);
+            return ret);
   // Row-major strides of a contiguous tensor.
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; i--) {
     strides[i] = shape[i + 1] * strides[i + 1];
   }
-  *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
-                            aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
+  *tensor =
+      aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
+                      aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
   return 0;
 }
 
@@ -86,7 +92,8 @@ int main() {
   int32_t deviceId = 0;
   aclrtStream stream;
   auto ret = Init(deviceId, &stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret);
+            return ret);
 
   int64_t K = 3;          // kernel width (CANN: 3 only)
   int64_t dim = 128;      // channels
@@ -115,15 +122,18 @@ int main() {
   std::vector<int32_t> hostNumAcceptedTokens(batch, 0);
 
   void *xAddr = nullptr, *weightAddr = nullptr, *convStatesAddr = nullptr;
-  void *queryStartLocAddr = nullptr, *cacheIndicesAddr = nullptr, *initialStateModeAddr = nullptr;
+  void *queryStartLocAddr = nullptr, *cacheIndicesAddr = nullptr,
+       *initialStateModeAddr = nullptr;
   void *biasAddr = nullptr, *numAcceptedTokensAddr = nullptr;
-  aclTensor *x = nullptr, *weight = nullptr, *convStates = nullptr, *queryStartLoc = nullptr;
+  aclTensor *x = nullptr, *weight = nullptr, *convStates = nullptr,
+            *queryStartLoc = nullptr;
   aclTensor *cacheIndices = nullptr, *initialStateMode = nullptr, *bias = nullptr;
-  aclTensor *numAcceptedTokens = nullptr;
+  aclTensor* numAcceptedTokens = nullptr;
 
   ret = CreateAclTensor(hostX, xShape, &xAddr, aclDataType::ACL_FLOAT16, &x);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(hostWeight, weightShape, &weightAddr, aclDataType::ACL_FLOAT16, &weight);
+  ret = CreateAclTensor(hostWeight, weightShape, &weightAddr, aclDataType::ACL_FLOAT16,
+                        &weight);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(hostConvStates, convStatesShape, &convStatesAddr,
                         aclDataType::ACL_FLOAT16, &convStates);
@@ -131,8 +141,8 @@ int main() {
   ret = CreateAclTensor(hostQueryStartLoc, batchPlusOneShape, &queryStartLocAddr,
                         aclDataType::ACL_INT32, &queryStartLoc);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(hostCacheIndices, batchShape, &cacheIndicesAddr, aclDataType::ACL_INT32,
-                        &cacheIndices);
+  ret = CreateAclTensor(hostCacheIndices, batchShape, &cacheIndicesAddr,
+                        aclDataType::ACL_INT32, &cacheIndices);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(hostInitialStateMode, batchShape, &initialStateModeAddr,
                         aclDataType::ACL_INT32, &initialStateMode);
@@ -155,34 +165,43 @@ int main() {
   aclOpExecutor* executor = nullptr;
   ret = aclnnInplaceFusedCausalConv1dGetWorkspaceSize(
       x, weight, convStates, queryStartLoc, cacheIndices, initialStateMode, bias,
-      numAcceptedTokens, nullptr, nullptr, nullptr, nullptr, activationMode, padSlotId, runMode,
-      maxQueryLen, residualConnection, blockSize, convMode, &workspaceSize, &executor);
-  CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("aclnnInplaceFusedCausalConv1dGetWorkspaceSize failed. ERROR: %d\n", ret);
-            return ret);
+      numAcceptedTokens, nullptr, nullptr, nullptr, nullptr, activationMode, padSlotId,
+      runMode, maxQueryLen, residualConnection, blockSize, convMode, &workspaceSize,
+      &executor);
+  CHECK_RET(
+      ret == ACL_SUCCESS,
+      LOG_PRINT("aclnnInplaceFusedCausalConv1dGetWorkspaceSize failed. ERROR: %d\n", ret);
+      return ret);
   void* workspaceAddr = nullptr;
   if (workspaceSize > 0) {
     ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(ret == ACL_SUCCESS,
+              LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret);
+              return ret);
   }
   ret = aclnnInplaceFusedCausalConv1d(workspaceAddr, workspaceSize, executor, stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnInplaceFusedCausalConv1d failed. ERROR: %d\n", ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclnnInplaceFusedCausalConv1d failed. ERROR: %d\n", ret);
             return ret);
   ret = aclrtSynchronizeStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret);
+            return ret);
 
   auto xSize = GetShapeSize(xShape);
   std::vector<uint16_t> xResult(xSize, 0);
-  ret = aclrtMemcpy(xResult.data(), xSize * sizeof(uint16_t), xAddr, xSize * sizeof(uint16_t),
-                    ACL_MEMCPY_DEVICE_TO_HOST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy x from device to host failed. ERROR: %d\n", ret);
+  ret = aclrtMemcpy(xResult.data(), xSize * sizeof(uint16_t), xAddr,
+                    xSize * sizeof(uint16_t), ACL_MEMCPY_DEVICE_TO_HOST);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("copy x from device to host failed. ERROR: %d\n", ret);
             return ret);
   auto csSize = GetShapeSize(convStatesShape);
   std::vector<uint16_t> csResult(csSize, 0);
   ret = aclrtMemcpy(csResult.data(), csSize * sizeof(uint16_t), convStatesAddr,
                     csSize * sizeof(uint16_t), ACL_MEMCPY_DEVICE_TO_HOST);
   CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("copy convStates from device to host failed. ERROR: %d\n", ret); return ret);
+            LOG_PRINT("copy convStates from device to host failed. ERROR: %d\n", ret);
+            return ret);
 
   LOG_PRINT("=== x output (inplace, first 10 elements) ===\n");
   for (int64_t i = 0; i < 10 && i < xSize; i++) {
@@ -191,13 +210,21 @@ int main() {
   LOG_PRINT("  ...\n");
   LOG_PRINT("=== convStates output (first 10 elements) ===\n");
   for (int64_t i = 0; i < 10 && i < csSize; i++) {
-    LOG_PRINT("  convStates[%lld] = %f\n", (long long)i, (double)HalfToFloat(csResult[i]));
+    LOG_PRINT("  convStates[%lld] = %f\n", (long long)i,
+              (double)HalfToFloat(csResult[i]));
   }
 
-  aclTensor* tensors[] = {x, weight, convStates, queryStartLoc, cacheIndices, initialStateMode,
-                          bias, numAcceptedTokens};
-  void* addrs[] = {xAddr, weightAddr, convStatesAddr, queryStartLocAddr, cacheIndicesAddr,
-                   initialStateModeAddr, biasAddr, numAcceptedTokensAddr};
+  aclTensor* tensors[] = {
+      x,    weight,           convStates, queryStartLoc, cacheIndices, initialStateMode,
+      bias, numAcceptedTokens};
+  void* addrs[] = {xAddr,
+                   weightAddr,
+                   convStatesAddr,
+                   queryStartLocAddr,
+                   cacheIndicesAddr,
+                   initialStateModeAddr,
+                   biasAddr,
+                   numAcceptedTokensAddr};
   for (int i = 0; i < 8; i++) {
     aclDestroyTensor(tensors[i]);
     aclrtFree(addrs[i]);

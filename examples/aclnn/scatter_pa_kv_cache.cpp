@@ -3,8 +3,8 @@
  * written for Ascend, built unchanged against the llmk aclnn layer (docs/aclnn.md):
  *   g++ scatter_pa_kv_cache.cpp -I $P/include -I $P/include/aclnn -I $P/include/aclnnop \
  *       -L $P/lib64 -lopapi_math -lopapi_transformer -lascendcl -lnnopbase -lc_sec
- * key and value [2, 2, 32] f16 zeros, caches [1, 4, 32, 16] (NZ: 64 channels in 4 groups of
- * ld = 16, block size 32) filled with the bits 0x0001, slots 0 and 1: in each cache,
+ * key and value [2, 2, 32] f16 zeros, caches [1, 4, 32, 16] (NZ: 64 channels in 4 groups
+ * of ld = 16, block size 32) filled with the bits 0x0001, slots 0 and 1: in each cache,
  * for each group c in 0..3, elements c*512 + 0..31 (rows 0 and 1) become 0 and the
  * other 1920 stay 1. It prints the 2048 raw int16 values of each cache.
  */
@@ -37,29 +37,35 @@ int64_t GetShapeSize(const std::vector<int64_t>& shape) {
 int Init(int32_t deviceId, aclrtStream* stream) {
   // Runtime set-up: library, device, stream.
   auto ret = aclInit(nullptr);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtSetDevice(deviceId);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtCreateStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret);
+            return ret);
   return 0;
 }
 
 template <typename T>
 int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& shape,
-                    void** deviceAddr, aclDataType dataType, aclTensor** tensor, aclFormat format) {
+                    void** deviceAddr, aclDataType dataType, aclTensor** tensor,
+                    aclFormat format) {
   auto size = GetShapeSize(shape) * sizeof(T);
   auto ret = aclrtMalloc(deviceAddr, size, ACL_MEM_MALLOC_HUGE_FIRST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret);
+            return ret);
   // Row-major strides of a contiguous tensor.
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t i = shape.size() - 2; i >= 0; i--) {
     strides[i] = shape[i + 1] * strides[i + 1];
   }
-  *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0, format,
-                            shape.data(), shape.size(), *deviceAddr);
+  *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
+                            format, shape.data(), shape.size(), *deviceAddr);
   return 0;
 }
 
@@ -67,7 +73,8 @@ int main() {
   int32_t deviceId = 0;
   aclrtStream stream;
   auto ret = Init(deviceId, &stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret);
+            return ret);
 
   std::vector<int64_t> keyShape = {2, 2, 32};
   std::vector<int64_t> keyCacheShape = {1, 4, 32, 16};
@@ -102,8 +109,8 @@ int main() {
   ret = CreateAclTensor(hostKey, keyShape, &keyDeviceAddr, aclDataType::ACL_FLOAT16, &key,
                         aclFormat::ACL_FORMAT_ND);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(hostValue, valueShape, &valueDeviceAddr, aclDataType::ACL_FLOAT16, &value,
-                        aclFormat::ACL_FORMAT_ND);
+  ret = CreateAclTensor(hostValue, valueShape, &valueDeviceAddr, aclDataType::ACL_FLOAT16,
+                        &value, aclFormat::ACL_FORMAT_ND);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(hostSlotMapping, slotMappingShape, &slotMappingDeviceAddr,
                         aclDataType::ACL_INT32, &slotMapping, aclFormat::ACL_FORMAT_ND);
@@ -121,35 +128,45 @@ int main() {
 
   uint64_t workspaceSize = 0;
   aclOpExecutor* executor;
-  ret = aclnnScatterPaKvCacheGetWorkspaceSize(key, keyCache, slotMapping, value, valueCache,
-                                              compressLens, compressSeqOffset, seqLens, cacheMode,
-                                              scatterMode, strides, offsets, &workspaceSize,
-                                              &executor);
+  ret = aclnnScatterPaKvCacheGetWorkspaceSize(
+      key, keyCache, slotMapping, value, valueCache, compressLens, compressSeqOffset,
+      seqLens, cacheMode, scatterMode, strides, offsets, &workspaceSize, &executor);
   CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("aclnnScatterPaKvCacheGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+            LOG_PRINT("aclnnScatterPaKvCacheGetWorkspaceSize failed. ERROR: %d\n", ret);
+            return ret);
   void* workspaceAddr = nullptr;
   if (workspaceSize > 0) {
     ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
-    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(ret == ACL_SUCCESS,
+              LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret);
+              return ret);
   }
   ret = aclnnScatterPaKvCache(workspaceAddr, workspaceSize, executor, stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnScatterPaKvCache failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclnnScatterPaKvCache failed. ERROR: %d\n", ret);
+            return ret);
   ret = aclrtSynchronizeStream(stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret);
+            return ret);
 
   auto size = GetShapeSize(keyCacheShape);
   std::vector<int16_t> keyResult(size, 0);
-  ret = aclrtMemcpy(keyResult.data(), keyResult.size() * sizeof(keyResult[0]), keyCacheDeviceAddr,
-                    size * sizeof(keyResult[0]), ACL_MEMCPY_DEVICE_TO_HOST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
+  ret = aclrtMemcpy(keyResult.data(), keyResult.size() * sizeof(keyResult[0]),
+                    keyCacheDeviceAddr, size * sizeof(keyResult[0]),
+                    ACL_MEMCPY_DEVICE_TO_HOST);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
             return ret);
   for (int64_t i = 0; i < size; i++) {
     LOG_PRINT("keyCache[%ld] is: %d\n", i, keyResult[i]);
   }
   std::vector<int16_t> valueResult(size, 0);
   ret = aclrtMemcpy(valueResult.data(), valueResult.size() * sizeof(valueResult[0]),
-                    valueCacheDeviceAddr, size * sizeof(valueResult[0]), ACL_MEMCPY_DEVICE_TO_HOST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
+                    valueCacheDeviceAddr, size * sizeof(valueResult[0]),
+                    ACL_MEMCPY_DEVICE_TO_HOST);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
             return ret);
   for (int64_t i = 0; i < size; i++) {
     LOG_PRINT("valueCache[%ld] is: %d\n", i, valueResult[i]);

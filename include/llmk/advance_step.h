@@ -66,9 +66,8 @@ LLMK_API llmk_status llmk_advance_step_get_workspace_size(
     const llmk_tensor *input_positions, const llmk_tensor *seq_lens,
     const llmk_tensor *slot_mapping, const llmk_tensor *block_tables,
     const llmk_tensor *spec_token /* optional */,
-    const llmk_tensor *accepted_num /* optional */, int64_t num_seqs,
-    int64_t num_queries, int64_t block_size, size_t *workspace_size,
-    llmk_plan **plan);
+    const llmk_tensor *accepted_num /* optional */, int64_t num_seqs, int64_t num_queries,
+    int64_t block_size, size_t *workspace_size, llmk_plan **plan);
 
 LLMK_API llmk_status llmk_advance_step(void *workspace, size_t workspace_size,
                                        llmk_plan *plan, llmk_context *ctx);

@@ -84,10 +84,10 @@ LLMK_API llmk_status llmk_fused_causal_conv1d_get_workspace_size(
     const llmk_tensor *num_computed_tokens /* optional */,
     const llmk_tensor *block_idx_first_scheduled_token /* optional */,
     const llmk_tensor *block_idx_last_scheduled_token /* optional */,
-    const llmk_tensor *initial_state_idx /* optional */, const llmk_tensor *bias /* optional */,
-    int64_t pad_slot_id, int64_t max_query_len, int64_t residual_connection,
-    int64_t block_size, int64_t conv_mode, llmk_activation activation,
-    size_t *workspace_size, llmk_plan **plan);
+    const llmk_tensor *initial_state_idx /* optional */,
+    const llmk_tensor *bias /* optional */, int64_t pad_slot_id, int64_t max_query_len,
+    int64_t residual_connection, int64_t block_size, int64_t conv_mode,
+    llmk_activation activation, size_t *workspace_size, llmk_plan **plan);
 
 LLMK_API llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
                                               llmk_plan *plan, llmk_context *ctx);

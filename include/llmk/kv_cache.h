@@ -10,11 +10,11 @@
  *   LLMK_KV_BLOCKS  cache [num_blocks, block_size, H, D], any strides:     [b, o, h, d]
  *                   (NHD; HND is the same view with strides [.., D, bs*D, 1]; K and V
  *                   caches sharing one buffer are two views of it)
- *   LLMK_KV_XSPLIT  key cache   [num_blocks, H, D/x, block_size, x]:       [b, h, d/x, o, d%x]
- *                   value cache [num_blocks, H, D, block_size]:            [b, h, d, o]
- *                   x = 16 bytes / cache element size (vLLM paged attention v1/v2, CPU)
- *   LLMK_KV_NZ      cache [num_blocks, H*D/ld, block_size, ld]:   [b, (h*D+d)/ld, o, (h*D+d)%ld]
- *                   ld = 32 bytes / cache element size (CANN PA_NZ); (H*D) % ld == 0
+ *   LLMK_KV_XSPLIT  key cache   [num_blocks, H, D/x, block_size, x]:       [b, h, d/x, o,
+ * d%x] value cache [num_blocks, H, D, block_size]:            [b, h, d, o] x = 16 bytes /
+ * cache element size (vLLM paged attention v1/v2, CPU) LLMK_KV_NZ      cache [num_blocks,
+ * H*D/ld, block_size, ld]:   [b, (h*D+d)/ld, o, (h*D+d)%ld] ld = 32 bytes / cache element
+ * size (CANN PA_NZ); (H*D) % ld == 0
  *
  * The x-split and NZ caches may have any non-negative strides too.
  *

@@ -3,12 +3,12 @@
 #ifndef LLMK_LLMK_H
 #define LLMK_LLMK_H
 
-#include "llmk/version.h"
-#include "llmk/types.h"
-#include "llmk/convert.h"
 #include "llmk/advance_step.h"
+#include "llmk/causal_conv1d.h"
+#include "llmk/convert.h"
 #include "llmk/kv_cache.h"
 #include "llmk/top_k_top_p.h"
-#include "llmk/causal_conv1d.h"
+#include "llmk/types.h"
+#include "llmk/version.h"
 
 #endif

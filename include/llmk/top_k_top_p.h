@@ -26,10 +26,10 @@
  *
  * Special values (documented choices): -0.0 equals +0.0. NaN sorts above +inf (as
  * torch.sort orders it) and is never masked by top-k; when the k-th largest value is a
- * NaN, top-k masks nothing (every s < NaN is false in the reference); a row with a NaN or +inf among
- * the survivors of top-k has no defined distribution, so top-p and min-p leave it
- * unchanged (the reference's softmax is NaN there and masks nothing). A row that is all
- * -inf stays all -inf. Nothing is ever read or written outside the tensors.
+ * NaN, top-k masks nothing (every s < NaN is false in the reference); a row with a NaN or
+ * +inf among the survivors of top-k has no defined distribution, so top-p and min-p leave
+ * it unchanged (the reference's softmax is NaN there and masks nothing). A row that is
+ * all -inf stays all -inf. Nothing is ever read or written outside the tensors.
  *
  * Tensors:
  *   logits [B, V]: f32, f16 or bf16; any strides.
@@ -41,11 +41,11 @@
  *   V == 1: out is a copy of logits. Empty tensors: success, nothing done.
  *
  * Phase 1 statuses: LLMK_ERROR_NULL_POINTER (logits, out, workspace_size or plan NULL,
- * or p, k and min_p all NULL, a data pointer NULL with elements), LLMK_ERROR_INVALID_DTYPE
- * (logits not f32/f16/bf16, out's dtype differs, p not logits' dtype or f32, k not
- * i32/i64), LLMK_ERROR_INVALID_SHAPE (ranks, [B] / [B, V] mismatches, negative strides).
- * Phase 2: LLMK_ERROR_INVALID_VALUE, before any write, for p or min_p outside [0, 1] or
- * NaN (the message names the row and the value).
+ * or p, k and min_p all NULL, a data pointer NULL with elements),
+ * LLMK_ERROR_INVALID_DTYPE (logits not f32/f16/bf16, out's dtype differs, p not logits'
+ * dtype or f32, k not i32/i64), LLMK_ERROR_INVALID_SHAPE (ranks, [B] / [B, V] mismatches,
+ * negative strides). Phase 2: LLMK_ERROR_INVALID_VALUE, before any write, for p or min_p
+ * outside [0, 1] or NaN (the message names the row and the value).
  */
 #ifndef LLMK_TOP_K_TOP_P_H
 #define LLMK_TOP_K_TOP_P_H
@@ -70,8 +70,8 @@ LLMK_API llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_si
 LLMK_API llmk_status llmk_apply_top_k_top_p_min_p_get_workspace_size(
     const llmk_tensor *logits, const llmk_tensor *p /* optional */,
     const llmk_tensor *k /* optional */, const llmk_tensor *min_p /* optional */,
-    const llmk_tensor *out, const llmk_tensor *kept /* optional */, size_t *workspace_size,
-    llmk_plan **plan);
+    const llmk_tensor *out, const llmk_tensor *kept /* optional */,
+    size_t *workspace_size, llmk_plan **plan);
 
 /*
  * For callers that already sorted: sorted_value [B, V] ascending (f32/f16/bf16, stable
@@ -95,9 +95,9 @@ LLMK_API llmk_status llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
  * softmax(y) over the kept entries. The draw is an exponential race:
  *   token = argmax over kept j of exp(y_j - max y) / E_j,   E_j ~ Exp(1)
  * where E_j comes from a counter-based generator keyed by (seed[r], offset[r], j), so the
- * result depends on nothing but the inputs, for any thread count and ISA (ties in the race
- * go to the lower index). temperature[r] == 0 is greedy: the largest logit, the lowest
- * index among equal ones.
+ * result depends on nothing but the inputs, for any thread count and ISA (ties in the
+ * race go to the lower index). temperature[r] == 0 is greedy: the largest logit, the
+ * lowest index among equal ones.
  *
  *   logits [B, V]: f32/f16/bf16, any strides; p, k, min_p: as above (all optional);
  *   temperature [B] f32 (optional: 1); seed [B] i64; offset [B] i64 (optional: 0);

@@ -34,17 +34,17 @@ extern "C" {
 /* ---------------------------------------------------------------- status */
 
 /* Status codes. Values are stable; new codes are only ever appended. */
-#define LLMK_STATUS_LIST(X)                                                        \
-  X(LLMK_SUCCESS, 0, "success")                                                    \
-  X(LLMK_ERROR_NULL_POINTER, 1, "a required pointer argument is NULL")             \
-  X(LLMK_ERROR_INVALID_DTYPE, 2, "dtype not supported or dtypes disagree")         \
-  X(LLMK_ERROR_INVALID_SHAPE, 3, "rank, shape or strides not allowed")             \
-  X(LLMK_ERROR_INVALID_ATTRIBUTE, 4, "scalar attribute out of range")              \
-  X(LLMK_ERROR_INVALID_VALUE, 5, "a tensor value (index, slot, ...) is invalid")   \
-  X(LLMK_ERROR_WORKSPACE_TOO_SMALL, 6, "workspace smaller than required")          \
-  X(LLMK_ERROR_INVALID_PLAN, 7, "plan is NULL, consumed, or of another op")        \
-  X(LLMK_ERROR_OUT_OF_MEMORY, 8, "out of memory")                                  \
-  X(LLMK_ERROR_UNSUPPORTED, 9, "valid but not supported by this build or CPU")     \
+#define LLMK_STATUS_LIST(X)                                                      \
+  X(LLMK_SUCCESS, 0, "success")                                                  \
+  X(LLMK_ERROR_NULL_POINTER, 1, "a required pointer argument is NULL")           \
+  X(LLMK_ERROR_INVALID_DTYPE, 2, "dtype not supported or dtypes disagree")       \
+  X(LLMK_ERROR_INVALID_SHAPE, 3, "rank, shape or strides not allowed")           \
+  X(LLMK_ERROR_INVALID_ATTRIBUTE, 4, "scalar attribute out of range")            \
+  X(LLMK_ERROR_INVALID_VALUE, 5, "a tensor value (index, slot, ...) is invalid") \
+  X(LLMK_ERROR_WORKSPACE_TOO_SMALL, 6, "workspace smaller than required")        \
+  X(LLMK_ERROR_INVALID_PLAN, 7, "plan is NULL, consumed, or of another op")      \
+  X(LLMK_ERROR_OUT_OF_MEMORY, 8, "out of memory")                                \
+  X(LLMK_ERROR_UNSUPPORTED, 9, "valid but not supported by this build or CPU")   \
   X(LLMK_ERROR_INTERNAL, 10, "internal error")
 
 typedef enum llmk_status {
@@ -68,8 +68,8 @@ LLMK_API const char *llmk_last_error(void);
 typedef enum llmk_dtype {
   LLMK_DTYPE_INVALID = 0,
   LLMK_F32 = 1,
-  LLMK_F16 = 2,          /* IEEE binary16 */
-  LLMK_BF16 = 3,         /* bfloat16 */
+  LLMK_F16 = 2,  /* IEEE binary16 */
+  LLMK_BF16 = 3, /* bfloat16 */
   LLMK_I8 = 4,
   LLMK_U8 = 5,
   LLMK_I32 = 6,

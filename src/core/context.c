@@ -19,8 +19,8 @@ llmk_status llmk_context_create(int num_threads, llmk_context **ctx) {
   *ctx = NULL;
   llmk_context *c = calloc(1, sizeof *c);
   if (!c) return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, "context_create", "out of memory");
-  c->num_threads = num_threads > 0 ? (num_threads > 4096 ? 4096 : num_threads)
-                                   : default_threads();
+  c->num_threads =
+      num_threads > 0 ? (num_threads > 4096 ? 4096 : num_threads) : default_threads();
   if (c->num_threads > 1) {
     llmk_status st = llmk__pool_create(c->num_threads, &c->pool);
     if (st != LLMK_SUCCESS) {
@@ -38,9 +38,13 @@ void llmk_context_destroy(llmk_context *ctx) {
   free(ctx);
 }
 
-int llmk_context_num_threads(const llmk_context *ctx) { return ctx ? ctx->num_threads : 1; }
+int llmk_context_num_threads(const llmk_context *ctx) {
+  return ctx ? ctx->num_threads : 1;
+}
 
-const char *llmk_threading_runtime(void) { return llmk__threading_name; }
+const char *llmk_threading_runtime(void) {
+  return llmk__threading_name;
+}
 
 void llmk__parallel_for(llmk_context *ctx, int64_t n, int64_t grain, llmk__range_fn fn,
                         void *arg) {

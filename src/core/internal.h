@@ -96,7 +96,8 @@ struct llmk_context {
 };
 
 /* Split of [0, n) into `parts` ranges: range i is [begin, end). */
-static inline void llmk__split(int64_t n, int parts, int i, int64_t *begin, int64_t *end) {
+static inline void llmk__split(int64_t n, int parts, int i, int64_t *begin,
+                               int64_t *end) {
   int64_t q = n / parts, r = n % parts;
   *begin = i * q + (i < r ? i : r);
   *end = *begin + q + (i < r ? 1 : 0);

@@ -16,7 +16,9 @@ llmk_status llmk__pool_create(int num_threads, struct llmk__pool **pool) {
   return LLMK_SUCCESS;
 }
 
-void llmk__pool_destroy(struct llmk__pool *pool) { (void)pool; }
+void llmk__pool_destroy(struct llmk__pool *pool) {
+  (void)pool;
+}
 
 void llmk__pool_run(struct llmk__pool *pool, int num_threads, int64_t n, int64_t grain,
                     llmk__range_fn fn, void *arg) {

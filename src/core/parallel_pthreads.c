@@ -35,7 +35,8 @@ static void *worker_main(void *p) {
   uint64_t seen = 0;
   pthread_mutex_lock(&pool->lock);
   for (;;) {
-    while (!pool->stop && pool->generation == seen) pthread_cond_wait(&pool->wake, &pool->lock);
+    while (!pool->stop && pool->generation == seen)
+      pthread_cond_wait(&pool->wake, &pool->lock);
     if (pool->stop) break;
     seen = pool->generation;
     llmk__range_fn fn = pool->fn;
@@ -57,7 +58,8 @@ static void *worker_main(void *p) {
 
 llmk_status llmk__pool_create(int num_threads, struct llmk__pool **out) {
   struct llmk__pool *pool = calloc(1, sizeof *pool);
-  if (!pool) return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, "context_create", "out of memory");
+  if (!pool)
+    return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, "context_create", "out of memory");
   pthread_mutex_init(&pool->lock, NULL);
   pthread_cond_init(&pool->wake, NULL);
   pthread_cond_init(&pool->done, NULL);

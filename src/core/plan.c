@@ -98,7 +98,8 @@ llmk_status llmk__plan_create(const char *op_name, llmk__op op, size_t payload_s
   if (payload_size > SIZE_MAX - sizeof(llmk_plan))
     return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, op_name, "plan too large");
   llmk_plan *p = calloc(1, sizeof(llmk_plan) + payload_size);
-  if (!p) return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, op_name, "cannot allocate the plan");
+  if (!p)
+    return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, op_name, "cannot allocate the plan");
   p->magic = PLAN_MAGIC_LIVE;
   p->op = op;
   p->workspace_size = workspace_size;
@@ -113,8 +114,12 @@ llmk_status llmk__plan_create(const char *op_name, llmk__op op, size_t payload_s
   return LLMK_SUCCESS;
 }
 
-void *llmk__plan_payload(llmk_plan *plan) { return plan->payload; }
-size_t llmk__plan_workspace_size(const llmk_plan *plan) { return plan->workspace_size; }
+void *llmk__plan_payload(llmk_plan *plan) {
+  return plan->payload;
+}
+size_t llmk__plan_workspace_size(const llmk_plan *plan) {
+  return plan->workspace_size;
+}
 
 llmk_status llmk__plan_begin_run(const char *op_name, llmk__op op, llmk_plan *plan,
                                  const void *workspace, size_t workspace_size,
@@ -137,7 +142,8 @@ llmk_status llmk__plan_begin_run(const char *op_name, llmk__op op, llmk_plan *pl
                        plan->workspace_size);
   if (plan->workspace_size > 0 && !workspace)
     return llmk__error(LLMK_ERROR_NULL_POINTER, op_name,
-                       "workspace is NULL but %zu bytes are required", plan->workspace_size);
+                       "workspace is NULL but %zu bytes are required",
+                       plan->workspace_size);
   return LLMK_SUCCESS;
 }
 
@@ -149,7 +155,8 @@ void llmk__plan_end_run(llmk_plan *plan) {
 }
 
 llmk_status llmk_plan_set_repeatable(llmk_plan *plan) {
-  if (!plan) return llmk__error(LLMK_ERROR_INVALID_PLAN, "plan_set_repeatable", "plan is NULL");
+  if (!plan)
+    return llmk__error(LLMK_ERROR_INVALID_PLAN, "plan_set_repeatable", "plan is NULL");
   pthread_mutex_lock(&reg_lock);
   bool found = reg_contains(plan);
   if (found) plan->repeatable = true;

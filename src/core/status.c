@@ -17,7 +17,9 @@ const char *llmk_status_string(llmk_status status) {
   return "unknown status";
 }
 
-const char *llmk_last_error(void) { return last_error; }
+const char *llmk_last_error(void) {
+  return last_error;
+}
 
 llmk_status llmk__error(llmk_status status, const char *op, const char *fmt, ...) {
   int n = snprintf(last_error, sizeof last_error, "%s: ", op);
@@ -29,5 +31,9 @@ llmk_status llmk__error(llmk_status status, const char *op, const char *fmt, ...
   return status;
 }
 
-unsigned llmk_version(void) { return LLMK_VERSION; }
-const char *llmk_version_string(void) { return LLMK_VERSION_STRING; }
+unsigned llmk_version(void) {
+  return LLMK_VERSION;
+}
+const char *llmk_version_string(void) {
+  return LLMK_VERSION_STRING;
+}

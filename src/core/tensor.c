@@ -14,11 +14,12 @@ llmk_status llmk_tensor_init(llmk_tensor *t, llmk_dtype dtype, int rank,
   if (rank > 0 && !shape)
     return llmk__error(LLMK_ERROR_NULL_POINTER, op, "shape is NULL with rank=%d", rank);
   if (llmk_dtype_size(dtype) == 0)
-    return llmk__error(LLMK_ERROR_INVALID_DTYPE, op, "dtype=%d is not a dtype", (int)dtype);
+    return llmk__error(LLMK_ERROR_INVALID_DTYPE, op, "dtype=%d is not a dtype",
+                       (int)dtype);
   for (int i = 0; i < rank; i++) {
     if (shape[i] < 0)
-      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "shape[%d]=%" PRId64 " is negative",
-                         i, shape[i]);
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "shape[%d]=%" PRId64 " is negative", i, shape[i]);
     if (strides && strides[i] < 0)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                          "strides[%d]=%" PRId64 " is negative", i, strides[i]);
@@ -61,11 +62,12 @@ llmk_status llmk__check_tensor(const char *op, const char *name, const llmk_tens
   int64_t last = 0; /* element offset of the last element */
   for (int i = 0; i < t->rank; i++) {
     if (t->shape[i] < 0)
-      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "%s.shape[%d]=%" PRId64 " is negative",
-                         name, i, t->shape[i]);
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "%s.shape[%d]=%" PRId64 " is negative", name, i, t->shape[i]);
     if (t->strides[i] < 0)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                         "%s.strides[%d]=%" PRId64 " is negative", name, i, t->strides[i]);
+                         "%s.strides[%d]=%" PRId64 " is negative", name, i,
+                         t->strides[i]);
     if (t->shape[i] == 0) empty = true;
   }
   if (empty) return LLMK_SUCCESS;
@@ -73,15 +75,15 @@ llmk_status llmk__check_tensor(const char *op, const char *name, const llmk_tens
     int64_t term;
     if (__builtin_mul_overflow(t->shape[i] - 1, t->strides[i], &term) ||
         __builtin_add_overflow(last, term, &last))
-      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "%s: extent overflows int64", name);
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "%s: extent overflows int64",
+                         name);
   }
   int64_t bytes;
   if (__builtin_add_overflow(last, 1, &bytes) ||
       __builtin_mul_overflow(bytes, (int64_t)llmk_dtype_size(t->dtype), &bytes) ||
       (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2))
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "%s: byte extent overflows", name);
-  if (!t->data)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s.data is NULL", name);
+  if (!t->data) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s.data is NULL", name);
   return LLMK_SUCCESS;
 }
 
@@ -97,8 +99,8 @@ llmk_status llmk__check_dtype(const char *op, const char *name, const llmk_tenso
     if (n < 0 || (size_t)n >= sizeof list - len) break;
     len += (size_t)n;
   }
-  return llmk__error(LLMK_ERROR_INVALID_DTYPE, op, "%s.dtype=%s must be one of {%s}", name,
-                     llmk_dtype_name(t->dtype), list);
+  return llmk__error(LLMK_ERROR_INVALID_DTYPE, op, "%s.dtype=%s must be one of {%s}",
+                     name, llmk_dtype_name(t->dtype), list);
 }
 
 llmk_status llmk__check_rank(const char *op, const char *name, const llmk_tensor *t,

@@ -40,8 +40,8 @@ static void detect(void) {
   if (__get_cpuid(1, &a, &b, &c, &d)) {
     bool osxsave = (c >> 27) & 1;
     uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-    bool ymm = (xcr0 & 0x6) == 0x6;            /* SSE + AVX state */
-    bool zmm = ymm && (xcr0 & 0xe0) == 0xe0;   /* opmask + ZMM state */
+    bool ymm = (xcr0 & 0x6) == 0x6;          /* SSE + AVX state */
+    bool zmm = ymm && (xcr0 & 0xe0) == 0xe0; /* opmask + ZMM state */
     cpu.fma = ymm && ((c >> 12) & 1);
     cpu.f16c = ymm && ((c >> 29) & 1);
     bool avx = ymm && ((c >> 28) & 1);
@@ -53,7 +53,8 @@ static void detect(void) {
       cpu.avx512vl = zmm && ((b >> 31) & 1);
       cpu.avx512fp16 = zmm && ((d >> 23) & 1);
       unsigned a1, b1, c1, d1;
-      if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) cpu.avx512bf16 = zmm && ((a1 >> 5) & 1);
+      if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1))
+        cpu.avx512bf16 = zmm && ((a1 >> 5) & 1);
     }
   }
 #endif
@@ -78,9 +79,12 @@ static void detect(void) {
 #endif
   const char *env = getenv("LLMK_ISA");
   if (env && *env) {
-    if (!strcmp(env, "scalar")) max_isa = LLMK_ISA_SCALAR;
-    else if (!strcmp(env, "avx2")) max_isa = LLMK_ISA_AVX2;
-    else if (!strcmp(env, "avx512")) max_isa = LLMK_ISA_AVX512;
+    if (!strcmp(env, "scalar"))
+      max_isa = LLMK_ISA_SCALAR;
+    else if (!strcmp(env, "avx2"))
+      max_isa = LLMK_ISA_AVX2;
+    else if (!strcmp(env, "avx512"))
+      max_isa = LLMK_ISA_AVX512;
   }
 }
 
@@ -111,9 +115,12 @@ llmk_isa llmk_set_max_isa(llmk_isa isa) {
 
 const char *llmk_isa_name(llmk_isa isa) {
   switch (isa) {
-    case LLMK_ISA_SCALAR: return "scalar";
-    case LLMK_ISA_AVX2: return "avx2";
-    case LLMK_ISA_AVX512: return "avx512";
+    case LLMK_ISA_SCALAR:
+      return "scalar";
+    case LLMK_ISA_AVX2:
+      return "avx2";
+    case LLMK_ISA_AVX512:
+      return "avx512";
   }
   return "unknown";
 }

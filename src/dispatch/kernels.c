@@ -1,8 +1,8 @@
 /* The ordered kernel lists: highest ISA first, scalar last. */
 #include "dispatch/dispatch.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 #include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 #include "kernels/kv_cache/kv_cache.h"
-#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 const llmk__convert_kernels *llmk__convert_kernels_for(llmk_isa isa) {
 #if defined(LLMK_HAVE_AVX512)

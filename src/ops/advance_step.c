@@ -1,9 +1,10 @@
 /* advance_step: phase 1 (validate, plan) and phase 2 (check values, run). */
+#include "kernels/advance_step/advance_step.h"
+
 #include <inttypes.h>
 
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
-#include "kernels/advance_step/advance_step.h"
 #include "llmk/advance_step.h"
 
 static const char op[] = "advance_step";
@@ -19,10 +20,10 @@ static llmk__iview view_of(const llmk_tensor *t) {
   return v;
 }
 
-#define TRY(expr)                              \
-  do {                                         \
-    llmk_status st_ = (expr);                  \
-    if (st_ != LLMK_SUCCESS) return st_;       \
+#define TRY(expr)                        \
+  do {                                   \
+    llmk_status st_ = (expr);            \
+    if (st_ != LLMK_SUCCESS) return st_; \
   } while (0)
 
 static llmk_status validate(const llmk_tensor *const t[8], const char *const names[8],
@@ -36,7 +37,8 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
   int n = speculative ? 8 : 6;
   /* 2. dtypes */
   for (int i = 0; i < n; i++)
-    if (t[i]) TRY(llmk__check_dtype(op, names[i], t[i], LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64)));
+    if (t[i])
+      TRY(llmk__check_dtype(op, names[i], t[i], LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64)));
   /* 3. attributes */
   if (speculative && !(t[SPEC] && t[ACC]))
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
@@ -69,7 +71,8 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
     TRY(llmk__check_dim(op, names[ACC], t[ACC], 0, num_seqs, "num_seqs"));
     TRY(llmk__check_rank(op, names[SAMPLED], t[SAMPLED], 2));
     TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 0, num_seqs, "num_seqs"));
-    TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 1, S + 1, "spec_token.shape[1]+1"));
+    TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 1, S + 1,
+                        "spec_token.shape[1]+1"));
   } else {
     const llmk_tensor *s = t[SAMPLED];
     if (s->rank != 1 && s->rank != 2)
@@ -124,9 +127,9 @@ llmk_status llmk_advance_step_get_workspace_size(
   const llmk_tensor *const t[8] = {input_tokens, sampled_token_ids, input_positions,
                                    seq_lens,     slot_mapping,      block_tables,
                                    spec_token,   accepted_num};
-  static const char *const names[8] = {"input_tokens", "sampled_token_ids",
-                                       "input_positions", "seq_lens", "slot_mapping",
-                                       "block_tables", "spec_token", "accepted_num"};
+  static const char *const names[8] = {
+      "input_tokens", "sampled_token_ids", "input_positions", "seq_lens",
+      "slot_mapping", "block_tables",      "spec_token",      "accepted_num"};
   advance_step_plan p = {0};
   TRY(validate(t, names, num_seqs, num_queries, block_size, &p.args));
   p.kernels = llmk__advance_step_kernels_for(llmk_get_isa());
@@ -141,8 +144,8 @@ llmk_status llmk_advance_step(void *workspace, size_t workspace_size, llmk_plan 
                               llmk_context *ctx) {
   (void)ctx; /* O(num_seqs) with one random read per row: never worth a thread */
   bool live;
-  llmk_status st =
-      llmk__plan_begin_run(op, LLMK__OP_ADVANCE_STEP, plan, workspace, workspace_size, &live);
+  llmk_status st = llmk__plan_begin_run(op, LLMK__OP_ADVANCE_STEP, plan, workspace,
+                                        workspace_size, &live);
   if (st == LLMK_SUCCESS) {
     const advance_step_plan *p = llmk__plan_payload(plan);
     st = p->kernels->execute(&p->args);

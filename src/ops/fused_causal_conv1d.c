@@ -6,13 +6,14 @@
  * history rows of the conv are copied aside first, then the state line and the APC
  * fill lines are written from the history and the original x rows, and last the conv
  * streams over the tokens, keeping the last K originals as f32 in a ring. */
+#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
+
 #include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
-#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 #include "llmk/causal_conv1d.h"
 
 static const char op[] = "fused_causal_conv1d";
@@ -94,7 +95,8 @@ typedef struct conv_plan {
 static bool rows_disjoint(int64_t n0, int64_t s0, int64_t n1, int64_t s1, int64_t row) {
   if (n0 <= 1) return n1 <= 1 || s1 >= row;
   if (n1 <= 1) return s0 >= row;
-  return (s1 >= row && s0 >= (n1 - 1) * s1 + row) || (s0 >= row && s1 >= (n0 - 1) * s0 + row);
+  return (s1 >= row && s0 >= (n1 - 1) * s1 + row) ||
+         (s0 >= row && s1 >= (n0 - 1) * s0 + row);
 }
 
 typedef struct named {
@@ -130,10 +132,12 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   /* 3. ranks and shapes */
   if (x->rank != 2 && x->rank != 3)
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                       "x.rank=%d must be 2 ([T, dim]) or 3 ([batch, S, dim])", (int)x->rank);
+                       "x.rank=%d must be 2 ([T, dim]) or 3 ([batch, S, dim])",
+                       (int)x->rank);
   if (x->rank == 3 && t[QSL].t)
-    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                       "query_start_loc must be NULL with a 3-D x (sequences of S tokens)");
+    return llmk__error(
+        LLMK_ERROR_INVALID_SHAPE, op,
+        "query_start_loc must be NULL with a 3-D x (sequences of S tokens)");
   int64_t dim = x->shape[x->rank - 1], batch;
   if (x->rank == 2) {
     TRY(llmk__check_rank(op, "query_start_loc", t[QSL].t, 1));
@@ -154,14 +158,16 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   TRY(llmk__check_dim(op, "conv_states", cs, 2, dim, "dim"));
   if (cs->shape[1] < K - 1)
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                       "conv_states.shape[1]=%" PRId64 " must be >= K-1=%d", cs->shape[1], K - 1);
+                       "conv_states.shape[1]=%" PRId64 " must be >= K-1=%d", cs->shape[1],
+                       K - 1);
   bool apc = t[FIRST].t || t[LAST].t || t[INIT].t;
   bool apc_part = apc && !(t[FIRST].t && t[LAST].t && t[INIT].t); /* an attribute error */
   if (t[CI].t && !apc_part) {
     int want = apc ? 2 : 1;
     if (t[CI].t->rank != want)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                         "cache_indices.rank=%d must be %d (%s)", (int)t[CI].t->rank, want,
+                         "cache_indices.rank=%d must be %d (%s)", (int)t[CI].t->rank,
+                         want,
                          apc ? "[batch, max_blocks] with prefix caching" : "[batch]");
     TRY(llmk__check_dim(op, "cache_indices", t[CI].t, 0, batch, "batch"));
   }
@@ -183,15 +189,19 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
                           : rows_disjoint(x->shape[0], x->strides[0], x->shape[1],
                                           x->strides[1], dim);
   if (dim > 0 && !xok)
-    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                       "x's strides make token rows overlap (in/out rows must be distinct)");
-  if (dim > 0 && !rows_disjoint(cs->shape[0], cs->strides[0], cs->shape[1], cs->strides[1], dim))
-    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                       "conv_states' strides make rows overlap (in/out rows must be distinct)");
+    return llmk__error(
+        LLMK_ERROR_INVALID_SHAPE, op,
+        "x's strides make token rows overlap (in/out rows must be distinct)");
+  if (dim > 0 &&
+      !rows_disjoint(cs->shape[0], cs->strides[0], cs->shape[1], cs->strides[1], dim))
+    return llmk__error(
+        LLMK_ERROR_INVALID_SHAPE, op,
+        "conv_states' strides make rows overlap (in/out rows must be distinct)");
   /* 5. attributes */
   if (max_query_len != -1 && max_query_len < 1)
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                       "max_query_len=%" PRId64 " must be -1 (unknown) or >= 1", max_query_len);
+                       "max_query_len=%" PRId64 " must be -1 (unknown) or >= 1",
+                       max_query_len);
   if (residual != 0 && residual != 1)
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
                        "residual_connection=%" PRId64 " must be 0 or 1", residual);
@@ -202,23 +212,27 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
                        "conv_mode=%" PRId64 " must be 0 or 1", conv_mode);
   if (activation != LLMK_ACTIVATION_NONE && activation != LLMK_ACTIVATION_SILU)
-    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                       "activation=%d must be LLMK_ACTIVATION_NONE or LLMK_ACTIVATION_SILU",
-                       (int)activation);
+    return llmk__error(
+        LLMK_ERROR_INVALID_ATTRIBUTE, op,
+        "activation=%d must be LLMK_ACTIVATION_NONE or LLMK_ACTIVATION_SILU",
+        (int)activation);
   if (apc) {
     for (int i = FIRST; i <= INIT; i++)
       if (!t[i].t)
-        return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                           "%s is NULL: prefix caching needs all of "
-                           "block_idx_first_scheduled_token, block_idx_last_scheduled_token "
-                           "and initial_state_idx",
-                           t[i].name);
+        return llmk__error(
+            LLMK_ERROR_INVALID_ATTRIBUTE, op,
+            "%s is NULL: prefix caching needs all of "
+            "block_idx_first_scheduled_token, block_idx_last_scheduled_token "
+            "and initial_state_idx",
+            t[i].name);
     if (!t[CI].t)
-      return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                         "cache_indices is NULL: prefix caching needs [batch, max_blocks]");
+      return llmk__error(
+          LLMK_ERROR_INVALID_ATTRIBUTE, op,
+          "cache_indices is NULL: prefix caching needs [batch, max_blocks]");
     if (block_size < 2)
       return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                         "block_size=%" PRId64 " must be >= 2 with prefix caching", block_size);
+                         "block_size=%" PRId64 " must be >= 2 with prefix caching",
+                         block_size);
     if (!t[NCT].t)
       return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
                          "num_computed_tokens is NULL: prefix caching needs it");
@@ -270,32 +284,37 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   return LLMK_SUCCESS;
 }
 
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+static size_t align64(size_t n) {
+  return (n + 63) & ~(size_t)63;
+}
 
 llmk_status llmk_fused_causal_conv1d_get_workspace_size(
     const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
     const llmk_tensor *query_start_loc, const llmk_tensor *cache_indices,
     const llmk_tensor *num_accepted_tokens, const llmk_tensor *num_computed_tokens,
     const llmk_tensor *block_idx_first_scheduled_token,
-    const llmk_tensor *block_idx_last_scheduled_token, const llmk_tensor *initial_state_idx,
-    const llmk_tensor *bias, int64_t pad_slot_id, int64_t max_query_len,
-    int64_t residual_connection, int64_t block_size, int64_t conv_mode,
-    llmk_activation activation, size_t *workspace_size, llmk_plan **plan) {
+    const llmk_tensor *block_idx_last_scheduled_token,
+    const llmk_tensor *initial_state_idx, const llmk_tensor *bias, int64_t pad_slot_id,
+    int64_t max_query_len, int64_t residual_connection, int64_t block_size,
+    int64_t conv_mode, llmk_activation activation, size_t *workspace_size,
+    llmk_plan **plan) {
   if (plan) *plan = NULL;
   if (workspace_size) *workspace_size = 0;
-  if (!workspace_size) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
+  if (!workspace_size)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
   if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
-  const named t[11] = {{x, "x"},
-                       {weight, "weight"},
-                       {conv_states, "conv_states"},
-                       {query_start_loc, "query_start_loc"},
-                       {cache_indices, "cache_indices"},
-                       {num_accepted_tokens, "num_accepted_tokens"},
-                       {num_computed_tokens, "num_computed_tokens"},
-                       {block_idx_first_scheduled_token, "block_idx_first_scheduled_token"},
-                       {block_idx_last_scheduled_token, "block_idx_last_scheduled_token"},
-                       {initial_state_idx, "initial_state_idx"},
-                       {bias, "bias"}};
+  const named t[11] = {
+      {x, "x"},
+      {weight, "weight"},
+      {conv_states, "conv_states"},
+      {query_start_loc, "query_start_loc"},
+      {cache_indices, "cache_indices"},
+      {num_accepted_tokens, "num_accepted_tokens"},
+      {num_computed_tokens, "num_computed_tokens"},
+      {block_idx_first_scheduled_token, "block_idx_first_scheduled_token"},
+      {block_idx_last_scheduled_token, "block_idx_last_scheduled_token"},
+      {initial_state_idx, "initial_state_idx"},
+      {bias, "bias"}};
   conv_plan p;
   TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size, conv_mode,
                activation, &p));
@@ -334,7 +353,6 @@ static inline int64_t mod_pos(int64_t a, int64_t m) {
   return r < 0 ? r + m : r;
 }
 
-
 static bool line_ok(const conv_plan *p, int64_t line) {
   return line == p->pad || (line >= 0 && line < p->lines);
 }
@@ -351,8 +369,8 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
   if (!p->S) {
     int64_t q0 = iget(&p->qsl, 0, 0);
     if (q0 != 0)
-      return llmk__error(LLMK_ERROR_INVALID_VALUE, op, "query_start_loc[0]=%" PRId64 " must be 0",
-                         q0);
+      return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                         "query_start_loc[0]=%" PRId64 " must be 0", q0);
   }
   for (int64_t b = 0; b < p->batch; b++) {
     seq_info *s = &si[b];
@@ -369,39 +387,45 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
                            b + 1, q1, b, q0);
       if (q1 > p->T || (b + 1 == p->batch && q1 != p->T))
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                           "query_start_loc[%" PRId64 "]=%" PRId64 " %s T=%" PRId64, b + 1, q1,
-                           q1 > p->T ? "exceeds" : "must equal", p->T);
+                           "query_start_loc[%" PRId64 "]=%" PRId64 " %s T=%" PRId64,
+                           b + 1, q1, q1 > p->T ? "exceeds" : "must equal", p->T);
       s->base = q0 * p->xs0;
       s->L = q1 - q0;
     }
     if (p->max_query_len > 0 && s->L > p->max_query_len)
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                         "sequence %" PRId64 " has %" PRId64 " tokens, more than max_query_len=%" PRId64,
+                         "sequence %" PRId64 " has %" PRId64
+                         " tokens, more than max_query_len=%" PRId64,
                          b, s->L, p->max_query_len);
     int64_t nct = p->has_nct ? iget(&p->nct, b, 0) : -1;
     if (p->has_nct && nct < 0)
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                         "num_computed_tokens[%" PRId64 "]=%" PRId64 " must be >= 0", b, nct);
+                         "num_computed_tokens[%" PRId64 "]=%" PRId64 " must be >= 0", b,
+                         nct);
     int64_t first = 0, last = 0, init = 0;
     if (p->apc) {
       const ivec *iv[3] = {&p->first, &p->last, &p->init};
       static const char *const nm[3] = {"block_idx_first_scheduled_token",
-                                        "block_idx_last_scheduled_token", "initial_state_idx"};
+                                        "block_idx_last_scheduled_token",
+                                        "initial_state_idx"};
       int64_t v[3];
       for (int i = 0; i < 3; i++) {
         v[i] = iget(iv[i], b, 0);
         if (v[i] < 0 || v[i] >= p->max_blocks)
           return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                             "%s[%" PRId64 "]=%" PRId64 " must be in [0, max_blocks=%" PRId64 ")",
+                             "%s[%" PRId64 "]=%" PRId64
+                             " must be in [0, max_blocks=%" PRId64 ")",
                              nm[i], b, v[i], p->max_blocks);
       }
       first = v[0], last = v[1], init = v[2];
       if (init > last || first > last)
-        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                           "sequence %" PRId64 ": %s=%" PRId64 " must be <= "
-                           "block_idx_last_scheduled_token=%" PRId64,
-                           b, init > last ? "initial_state_idx" : "block_idx_first_scheduled_token",
-                           init > last ? init : first, last);
+        return llmk__error(
+            LLMK_ERROR_INVALID_VALUE, op,
+            "sequence %" PRId64 ": %s=%" PRId64
+            " must be <= "
+            "block_idx_last_scheduled_token=%" PRId64,
+            b, init > last ? "initial_state_idx" : "block_idx_first_scheduled_token",
+            init > last ? init : first, last);
       s->R = iget(&p->ci, b, init);
       s->W = iget(&p->ci, b, last);
     } else {
@@ -451,11 +475,12 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
       s->nfill = last - first;
       int64_t bdy0 = s->last_full - (s->nfill - 1) * B;
       if (bdy0 < 0)
-        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                           "sequence %" PRId64 ": %" PRId64 " block boundaries (first=%" PRId64
-                           ", last=%" PRId64 ") do not fit a chunk of %" PRId64
-                           " tokens with num_computed_tokens=%" PRId64 " and block_size=%" PRId64,
-                           b, s->nfill, first, last, L, nct, B);
+        return llmk__error(
+            LLMK_ERROR_INVALID_VALUE, op,
+            "sequence %" PRId64 ": %" PRId64 " block boundaries (first=%" PRId64
+            ", last=%" PRId64 ") do not fit a chunk of %" PRId64
+            " tokens with num_computed_tokens=%" PRId64 " and block_size=%" PRId64,
+            b, s->nfill, first, last, L, nct, B);
       for (int64_t c = 0; c < s->nfill; c++) {
         int64_t f = fill_line(p, s, b, c);
         if (!line_ok(p, f))
@@ -478,7 +503,8 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
       if (l < 0 || l == p->pad) continue;
       if (written[l >> 3] & (1u << (l & 7)))
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                           "cache_indices: line %" PRId64 " is written twice (again by sequence %" PRId64
+                           "cache_indices: line %" PRId64
+                           " is written twice (again by sequence %" PRId64
                            "); written lines must be distinct",
                            l, b);
       written[l >> 3] |= (uint8_t)(1u << (l & 7));
@@ -521,8 +547,8 @@ static inline char *lrow(const conv_plan *p, int64_t line, int64_t r, int64_t d0
 }
 
 /* Channels [d0, d0+n) of sequence b, steps 2-9. */
-static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0, size_t n,
-                     char *scratch) {
+static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0,
+                     size_t n, char *scratch) {
   const conv_plan *p = j->p;
   const int K = p->K;
   const int64_t C = p->C;
@@ -530,8 +556,10 @@ static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0
   char *snap = scratch;
   /* 1. the conv's history rows xp[0, K-1) = padded[offset, offset+K-1), set aside */
   for (int r = 0; r < K - 1; r++) {
-    if (s->zero_hist) memset(snap + r * rb, 0, rb);
-    else memcpy(snap + r * rb, lrow(p, s->R, s->offset + r, d0), rb);
+    if (s->zero_hist)
+      memset(snap + r * rb, 0, rb);
+    else
+      memcpy(snap + r * rb, lrow(p, s->R, s->offset + r, d0), rb);
   }
   /* 2. state: conv_states[W][C-M+i] = padded[Len-M+i]; within one line the rows move
    * towards lower indices when Len >= C, so the copy order follows the shift */
@@ -541,9 +569,12 @@ static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0
     for (int64_t k = 0; k < M; k++) {
       int64_t i = up ? k : M - 1 - k, dst = C - M + i, src = len - M + i;
       char *d = lrow(p, s->W, dst, d0);
-      if (src >= s->hn) memcpy(d, xrow(p, s, src - s->hn, d0), rb);
-      else if (s->zero_hist) memset(d, 0, rb);
-      else if (!(s->R == s->W && src == dst)) memcpy(d, lrow(p, s->R, src, d0), rb);
+      if (src >= s->hn)
+        memcpy(d, xrow(p, s, src - s->hn, d0), rb);
+      else if (s->zero_hist)
+        memset(d, 0, rb);
+      else if (!(s->R == s->W && src == dst))
+        memcpy(d, lrow(p, s->R, src, d0), rb);
     }
   }
   /* 3. APC: the K-1 tokens ending at each block boundary crossed */
@@ -553,25 +584,27 @@ static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0
     int64_t bdy = s->last_full - (s->nfill - 1 - c) * p->block_size;
     for (int r = 0; r < K - 1; r++) {
       int64_t q = bdy + r;
-      const void *src = q < K - 1 ? (const void *)(snap + q * rb) : xrow(p, s, q - (K - 1), d0);
+      const void *src =
+          q < K - 1 ? (const void *)(snap + q * rb) : xrow(p, s, q - (K - 1), d0);
       memcpy(lrow(p, f, C - (K - 1) + r, d0), src, rb);
     }
   }
   /* 4. the conv over the chunk */
-  llmk__conv1d_seq q = {.x = xrow(p, s, 0, d0),
-                        .xstride = (ptrdiff_t)((p->S ? p->xs1 : p->xs0) * (int64_t)p->esz),
-                        .L = s->L,
-                        .hist = (const char *)snap,
-                        .hstride = (ptrdiff_t)rb,
-                        .w = j->w + d0,
-                        .wstride = (size_t)j->wstride,
-                        .bias = j->bias ? j->bias + d0 : NULL,
-                        .dt = p->dt,
-                        .K = K,
-                        .flags = p->flags,
-                        .reset = s->reset,
-                        .n = n,
-                        .wbuf = (float *)(void *)(scratch + align64((size_t)(K - 1) * rb))};
+  llmk__conv1d_seq q = {
+      .x = xrow(p, s, 0, d0),
+      .xstride = (ptrdiff_t)((p->S ? p->xs1 : p->xs0) * (int64_t)p->esz),
+      .L = s->L,
+      .hist = (const char *)snap,
+      .hstride = (ptrdiff_t)rb,
+      .w = j->w + d0,
+      .wstride = (size_t)j->wstride,
+      .bias = j->bias ? j->bias + d0 : NULL,
+      .dt = p->dt,
+      .K = K,
+      .flags = p->flags,
+      .reset = s->reset,
+      .n = n,
+      .wbuf = (float *)(void *)(scratch + align64((size_t)(K - 1) * rb))};
   p->kern->seq(&q);
 }
 
@@ -583,7 +616,8 @@ static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0
 static void run_item(const conv_job *j, int64_t b, int64_t blk, char *scratch) {
   const seq_info *s = &j->si[b];
   if (s->skip) return;
-  const int64_t d0 = blk * j->wblk, n = j->p->dim - d0 < j->wblk ? j->p->dim - d0 : j->wblk;
+  const int64_t d0 = blk * j->wblk,
+                n = j->p->dim - d0 < j->wblk ? j->p->dim - d0 : j->wblk;
   const int64_t slice = s->L <= LLMK__CONV_TILE ? DECODE_SLICE : n;
   for (int64_t c = 0; c < n; c += slice)
     run_cols(j, s, b, d0 + c, (size_t)(n - c < slice ? n - c : slice), scratch);
@@ -597,8 +631,10 @@ static int64_t first_item(const conv_job *j, int64_t t) {
   int64_t lo = 0, hi = B; /* largest b with pre[b]*nb <= t */
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (pre[mid] * nb <= t) lo = mid;
-    else hi = mid;
+    if (pre[mid] * nb <= t)
+      lo = mid;
+    else
+      hi = mid;
   }
   int64_t cost = pre[lo + 1] - pre[lo], rem = t - pre[lo] * nb;
   int64_t k = (rem + cost - 1) / cost;
@@ -609,7 +645,8 @@ static void run_parts(void *arg, int64_t begin, int64_t end) {
   const conv_job *j = arg;
   const int64_t total = j->prefix[j->p->batch] * j->nblk;
   for (int64_t part = begin; part < end; part++) {
-    int64_t a = first_item(j, total / j->parts * part + total % j->parts * part / j->parts);
+    int64_t a =
+        first_item(j, total / j->parts * part + total % j->parts * part / j->parts);
     int64_t e = part + 1 == j->parts
                     ? j->p->batch * j->nblk
                     : first_item(j, total / j->parts * (part + 1) +
@@ -619,8 +656,8 @@ static void run_parts(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size, llmk_plan *plan,
-                                     llmk_context *ctx) {
+llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
+                                     llmk_plan *plan, llmk_context *ctx) {
   bool live;
   llmk_status st = llmk__plan_begin_run(op, LLMK__OP_CAUSAL_CONV1D, plan, workspace,
                                         workspace_size, &live);
@@ -632,13 +669,16 @@ llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size, llm
       int64_t *prefix = (int64_t *)(void *)(ws + p->off_prefix);
       st = check_values(p, (uint8_t *)ws, si, prefix);
       if (st == LLMK_SUCCESS && p->dim > 0) {
-        conv_job j = {p, si, prefix, (const float *)(const void *)p->w, NULL, p->ws0, 1, 1, 0, NULL};
+        conv_job j = {p, si, prefix, (const float *)(const void *)p->w, NULL, p->ws0, 1,
+                      1, 0,  NULL};
         if (p->wdt != LLMK_F32) {
           float *w = (float *)(void *)(ws + p->off_w);
           for (int k = 0; k < p->K; k++) {
             const void *src = p->w + (size_t)(k * p->ws0) * 2;
-            if (p->wdt == LLMK_F16) p->cvt->f16_to_f32(w + k * p->dim, src, (size_t)p->dim);
-            else p->cvt->bf16_to_f32(w + k * p->dim, src, (size_t)p->dim);
+            if (p->wdt == LLMK_F16)
+              p->cvt->f16_to_f32(w + k * p->dim, src, (size_t)p->dim);
+            else
+              p->cvt->bf16_to_f32(w + k * p->dim, src, (size_t)p->dim);
           }
           j.w = w;
           j.wstride = p->dim;
@@ -654,8 +694,9 @@ llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size, llm
         }
         int threads = llmk_context_num_threads(ctx);
         int64_t bytes = prefix[p->batch] * p->dim * (int64_t)p->esz;
-        int parts = bytes < PARALLEL_MIN || threads < 2 ? 1
-                    : (threads < p->max_parts ? threads : p->max_parts);
+        int parts = bytes < PARALLEL_MIN || threads < 2
+                        ? 1
+                        : (threads < p->max_parts ? threads : p->max_parts);
         /* whole rows per item unless there are too few sequences to go round */
         int64_t nblk = (4 * (int64_t)parts + p->batch - 1) / p->batch, cap = p->dim / 256;
         if (parts == 1 || nblk < 1) nblk = 1;

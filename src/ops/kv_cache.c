@@ -4,6 +4,8 @@
  * token's [H, D] row, offset from the slot's base in the cache, length, the two element
  * strides, head). A run with unit strides on both sides is one memcpy or one SIMD
  * conversion; NHD with contiguous heads is a single run per token. */
+#include "kernels/kv_cache/kv_cache.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -12,7 +14,6 @@
 #include "dispatch/dispatch.h"
 #include "kernels/advance_step/advance_step.h" /* llmk__iview */
 #include "kernels/convert/convert-elem.h"
-#include "kernels/kv_cache/kv_cache.h"
 #include "llmk/kv_cache.h"
 
 static const char scatter_op[] = "scatter_pa_kv_cache";
@@ -26,9 +27,12 @@ static const char gather_op[] = "gather_pa_kv_cache";
 
 const char *llmk_kv_layout_name(llmk_kv_layout layout) {
   switch (layout) {
-    case LLMK_KV_BLOCKS: return "blocks";
-    case LLMK_KV_XSPLIT: return "xsplit";
-    case LLMK_KV_NZ: return "nz";
+    case LLMK_KV_BLOCKS:
+      return "blocks";
+    case LLMK_KV_XSPLIT:
+      return "xsplit";
+    case LLMK_KV_NZ:
+      return "nz";
   }
   return "invalid";
 }
@@ -45,7 +49,7 @@ enum { MODE_COPY, MODE_QUANT, MODE_DEQUANT };
 typedef struct kv_side {
   bool present;
   char *tok, *cache;
-  int64_t tok_s0;           /* token stride */
+  int64_t tok_s0;             /* token stride */
   int64_t cache_sb, cache_so; /* block and in-block offset strides */
   llmk_dtype tok_dt, cache_dt;
   size_t tok_esz, cache_esz;
@@ -56,8 +60,8 @@ typedef struct kv_side {
   int64_t H, D;
   kv_run *runs;
   int64_t nruns;
-  bool group;        /* see move_group() */
-  bool unit_copy;    /* a bit copy whose runs all have unit strides on both sides */
+  bool group;     /* see move_group() */
+  bool unit_copy; /* a bit copy whose runs all have unit strides on both sides */
 } kv_side;
 
 typedef struct kv_plan {
@@ -65,8 +69,8 @@ typedef struct kv_plan {
   bool gather;
   kv_side side[2];
   int64_t T, num_blocks, block_size;
-  llmk__iview slots;           /* scatter: [T] */
-  llmk__iview tables, lens;    /* gather: [B, max_blocks], [B] */
+  llmk__iview slots;        /* scatter: [T] */
+  llmk__iview tables, lens; /* gather: [B, max_blocks], [B] */
   int64_t B, max_blocks;
   const llmk__kv_kernels *kern;
 } kv_plan;
@@ -75,25 +79,25 @@ typedef struct kv_plan {
 
 /* Writes the runs of one side into `out` (when not NULL) and returns their number.
  * ts1/ts2: the token tensor's head and dim strides; cs: the cache's strides. */
-static int64_t build_runs(llmk_kv_layout layout, bool is_key, const int64_t *cs, int64_t ts1,
-                          int64_t ts2, int64_t H, int64_t D, int64_t x_or_ld, bool per_head,
-                          kv_run *out) {
+static int64_t build_runs(llmk_kv_layout layout, bool is_key, const int64_t *cs,
+                          int64_t ts1, int64_t ts2, int64_t H, int64_t D, int64_t x_or_ld,
+                          bool per_head, kv_run *out) {
   int64_t n = 0;
-#define EMIT(tok, cache, l, tst, cst, hh)                                              \
-  do {                                                                                \
-    kv_run r_ = {(tok), (cache), (l), (tst), (cst), (hh)};                            \
-    if (out && n > 0) {                                                               \
-      kv_run *p_ = &out[n - 1];                                                       \
-      if ((!per_head || p_->head == r_.head) && p_->tok_stride == r_.tok_stride &&    \
-          p_->cache_stride == r_.cache_stride &&                                      \
-          r_.tok_off == p_->tok_off + p_->len * p_->tok_stride &&                     \
-          r_.cache_off == p_->cache_off + p_->len * p_->cache_stride) {               \
-        p_->len += r_.len;                                                            \
-        break;                                                                        \
-      }                                                                               \
-    }                                                                                 \
-    if (out) out[n] = r_;                                                             \
-    n++;                                                                              \
+#define EMIT(tok, cache, l, tst, cst, hh)                                          \
+  do {                                                                             \
+    kv_run r_ = {(tok), (cache), (l), (tst), (cst), (hh)};                         \
+    if (out && n > 0) {                                                            \
+      kv_run *p_ = &out[n - 1];                                                    \
+      if ((!per_head || p_->head == r_.head) && p_->tok_stride == r_.tok_stride && \
+          p_->cache_stride == r_.cache_stride &&                                   \
+          r_.tok_off == p_->tok_off + p_->len * p_->tok_stride &&                  \
+          r_.cache_off == p_->cache_off + p_->len * p_->cache_stride) {            \
+        p_->len += r_.len;                                                         \
+        break;                                                                     \
+      }                                                                            \
+    }                                                                              \
+    if (out) out[n] = r_;                                                          \
+    n++;                                                                           \
   } while (0)
   for (int64_t h = 0; h < H; h++) {
     if (layout == LLMK_KV_BLOCKS) { /* [nb, bs, H, D] */
@@ -107,7 +111,8 @@ static int64_t build_runs(llmk_kv_layout layout, bool is_key, const int64_t *cs,
       int64_t ld = x_or_ld;
       for (int64_t hd = h * D; hd < (h + 1) * D;) {
         int64_t l = hd % ld, len = ld - l < (h + 1) * D - hd ? ld - l : (h + 1) * D - hd;
-        EMIT(h * ts1 + (hd - h * D) * ts2, (hd / ld) * cs[1] + l * cs[3], len, ts2, cs[3], h);
+        EMIT(h * ts1 + (hd - h * D) * ts2, (hd / ld) * cs[1] + l * cs[3], len, ts2, cs[3],
+             h);
         hd += len;
       }
     }
@@ -148,8 +153,9 @@ static llmk_status check_side_dtypes(const char *op, bool gather, const side_arg
     k->mode = MODE_DEQUANT;
   } else {
     return llmk__error(LLMK_ERROR_INVALID_DTYPE, op,
-                       "%s.dtype=%s with %s.dtype=%s: the dtypes must be equal, or %s", dst_name,
-                       llmk_dtype_name(dst->dtype), src_name, llmk_dtype_name(src->dtype),
+                       "%s.dtype=%s with %s.dtype=%s: the dtypes must be equal, or %s",
+                       dst_name, llmk_dtype_name(dst->dtype), src_name,
+                       llmk_dtype_name(src->dtype),
                        gather ? "an fp8 cache read into f32, f16 or bf16"
                               : "an f32, f16 or bf16 source written into an fp8 cache");
   }
@@ -183,7 +189,8 @@ static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool
                          s->tok_name, D, unit);
     TRY(llmk__check_dim(op, s->cache_name, cache, 1, H, "H"));
     TRY(llmk__check_dim(op, s->cache_name, cache, 2, D / unit, "D/x"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, 4, unit, "x (16 bytes / element size)"));
+    TRY(llmk__check_dim(op, s->cache_name, cache, 4, unit,
+                        "x (16 bytes / element size)"));
     bs_dim = 3;
   } else if (layout == LLMK_KV_XSPLIT) {
     TRY(llmk__check_dim(op, s->cache_name, cache, 1, H, "H"));
@@ -193,10 +200,12 @@ static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool
     unit = (int64_t)(32 / cesz);
     if ((H * D) % unit)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                         "H*D=%" PRId64 " of %s must be a multiple of ld=%" PRId64 " for NZ",
+                         "H*D=%" PRId64 " of %s must be a multiple of ld=%" PRId64
+                         " for NZ",
                          H * D, s->tok_name, unit);
     TRY(llmk__check_dim(op, s->cache_name, cache, 1, H * D / unit, "H*D/ld"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, 3, unit, "ld (32 bytes / element size)"));
+    TRY(llmk__check_dim(op, s->cache_name, cache, 3, unit,
+                        "ld (32 bytes / element size)"));
     bs_dim = 2;
   }
   if (*nb < 0) {
@@ -208,12 +217,14 @@ static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool
   }
   if (s->scale) {
     const llmk_tensor *sc = s->scale;
-    bool ok = sc->rank == 0 || (sc->rank == 1 && (sc->shape[0] == 1 || sc->shape[0] == H));
+    bool ok =
+        sc->rank == 0 || (sc->rank == 1 && (sc->shape[0] == 1 || sc->shape[0] == H));
     if (!ok)
-      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
-                         "%s must have shape [], [1] or [H=%" PRId64 "] (rank %d%s%" PRId64 ")",
-                         s->scale_name, H, (int)sc->rank, sc->rank >= 1 ? ", shape[0]=" : "",
-                         sc->rank >= 1 ? sc->shape[0] : 0);
+      return llmk__error(
+          LLMK_ERROR_INVALID_SHAPE, op,
+          "%s must have shape [], [1] or [H=%" PRId64 "] (rank %d%s%" PRId64 ")",
+          s->scale_name, H, (int)sc->rank, sc->rank >= 1 ? ", shape[0]=" : "",
+          sc->rank >= 1 ? sc->shape[0] : 0);
     k->scale_n = sc->rank == 0 ? 1 : sc->shape[0];
     k->scale_stride = k->scale_n > 1 ? sc->strides[0] : 0;
   }
@@ -243,7 +254,8 @@ static int64_t layout_unit(llmk_kv_layout layout, bool is_key, const llmk_tensor
 static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
                            llmk_kv_layout layout, const llmk_tensor *index_a,
                            const char *index_a_name, const llmk_tensor *index_b,
-                           const char *index_b_name, size_t *workspace_size, llmk_plan **plan) {
+                           const char *index_b_name, size_t *workspace_size,
+                           llmk_plan **plan) {
   kv_plan p;
   memset(&p, 0, sizeof p);
   p.op = op;
@@ -256,9 +268,10 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   }
   if (has_v) {
     if (sides[1].tok->dtype != sides[0].tok->dtype)
-      return llmk__error(LLMK_ERROR_INVALID_DTYPE, op, "%s.dtype=%s must equal %s.dtype=%s",
-                         sides[1].tok_name, llmk_dtype_name(sides[1].tok->dtype),
-                         sides[0].tok_name, llmk_dtype_name(sides[0].tok->dtype));
+      return llmk__error(LLMK_ERROR_INVALID_DTYPE, op,
+                         "%s.dtype=%s must equal %s.dtype=%s", sides[1].tok_name,
+                         llmk_dtype_name(sides[1].tok->dtype), sides[0].tok_name,
+                         llmk_dtype_name(sides[0].tok->dtype));
   }
   const uint32_t idx = LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64);
   TRY(llmk__check_dtype(op, index_a_name, index_a, idx));
@@ -266,27 +279,30 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   /* attributes */
   if ((unsigned)layout > LLMK_KV_NZ)
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                       "layout=%d is not a layout (blocks 0, xsplit 1, nz 2)", (int)layout);
+                       "layout=%d is not a layout (blocks 0, xsplit 1, nz 2)",
+                       (int)layout);
   for (int i = 0; i < 2; i++) {
     if (i == 1 && !has_v) break;
     bool convert = p.side[i].mode != MODE_COPY;
     if (convert && !sides[i].scale)
       return llmk__error(LLMK_ERROR_NULL_POINTER, op,
-                         "%s is required: %s converts between %s and %s", sides[i].scale_name,
-                         op, llmk_dtype_name(sides[i].tok->dtype),
+                         "%s is required: %s converts between %s and %s",
+                         sides[i].scale_name, op, llmk_dtype_name(sides[i].tok->dtype),
                          llmk_dtype_name(sides[i].cache->dtype));
     if (!convert && sides[i].scale)
-      return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                         "%s given, but %s and %s share dtype %s (a bit copy takes no scale)",
-                         sides[i].scale_name, sides[i].tok_name, sides[i].cache_name,
-                         llmk_dtype_name(sides[i].cache->dtype));
+      return llmk__error(
+          LLMK_ERROR_INVALID_ATTRIBUTE, op,
+          "%s given, but %s and %s share dtype %s (a bit copy takes no scale)",
+          sides[i].scale_name, sides[i].tok_name, sides[i].cache_name,
+          llmk_dtype_name(sides[i].cache->dtype));
   }
   /* ranks and shapes */
   int64_t nb = -1, bs = -1;
   if (gather) {
     TRY(llmk__check_rank(op, index_a_name, index_a, 2)); /* block_tables */
     TRY(llmk__check_rank(op, index_b_name, index_b, 1)); /* seq_lens */
-    TRY(llmk__check_dim(op, index_b_name, index_b, 0, index_a->shape[0], "block_tables.shape[0]"));
+    TRY(llmk__check_dim(op, index_b_name, index_b, 0, index_a->shape[0],
+                        "block_tables.shape[0]"));
   } else {
     TRY(llmk__check_rank(op, index_a_name, index_a, 1)); /* slot_mapping */
   }
@@ -295,8 +311,9 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   if (!gather) TRY(llmk__check_dim(op, index_a_name, index_a, 0, T, "T"));
   TRY(check_side_shapes(op, layout, true, &sides[0], -1, "", -1, &nb, &bs, &p.side[0]));
   if (has_v)
-    TRY(check_side_shapes(op, layout, false, &sides[1], T, gather ? "key_out.shape[0]" : "T",
-                          p.side[0].H, &nb, &bs, &p.side[1]));
+    TRY(check_side_shapes(op, layout, false, &sides[1], T,
+                          gather ? "key_out.shape[0]" : "T", p.side[0].H, &nb, &bs,
+                          &p.side[1]));
   /* strides, spans, data */
   for (int i = 0; i < 2; i++) {
     if (i == 1 && !has_v) break;
@@ -333,12 +350,14 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
     k->cache = sides[i].cache->data;
     k->scale = sides[i].scale ? sides[i].scale->data : NULL;
     units[i] = layout_unit(layout, i == 0, sides[i].cache);
-    counts[i] = build_runs(layout, i == 0, sides[i].cache->strides, sides[i].tok->strides[1],
-                           sides[i].tok->strides[2], k->H, k->D, units[i], k->scale_n > 1, NULL);
+    counts[i] =
+        build_runs(layout, i == 0, sides[i].cache->strides, sides[i].tok->strides[1],
+                   sides[i].tok->strides[2], k->H, k->D, units[i], k->scale_n > 1, NULL);
   }
   size_t payload = sizeof p + (size_t)(counts[0] + counts[1]) * sizeof(kv_run);
   size_t ws = 0;
-  if (gather) ws = 16 + (size_t)(p.B + 1) * sizeof(int64_t);
+  if (gather)
+    ws = 16 + (size_t)(p.B + 1) * sizeof(int64_t);
   else if (T > 1) {
     size_t cap = 16;
     while (cap < (size_t)T * 2) cap *= 2;
@@ -346,7 +365,8 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   }
   p.kern = llmk__kv_kernels_for(llmk_get_isa());
   llmk_plan *out;
-  TRY(llmk__plan_create(op, gather ? LLMK__OP_GATHER_KV : LLMK__OP_SCATTER_KV, payload, ws, &out));
+  TRY(llmk__plan_create(op, gather ? LLMK__OP_GATHER_KV : LLMK__OP_SCATTER_KV, payload,
+                        ws, &out));
   kv_plan *pp = llmk__plan_payload(out);
   *pp = p;
   kv_run *runs = (kv_run *)(void *)(pp + 1);
@@ -354,15 +374,17 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
     if (i == 1 && !has_v) break;
     kv_side *k = &pp->side[i];
     k->runs = runs;
-    k->nruns = build_runs(layout, i == 0, sides[i].cache->strides, sides[i].tok->strides[1],
-                          sides[i].tok->strides[2], k->H, k->D, units[i], k->scale_n > 1, runs);
+    k->nruns =
+        build_runs(layout, i == 0, sides[i].cache->strides, sides[i].tok->strides[1],
+                   sides[i].tok->strides[2], k->H, k->D, units[i], k->scale_n > 1, runs);
     /* grouping pays where a token's row is split into pieces and consecutive slots
      * sit within one cache line of each other */
     k->group = (k->nruns > 1 || (k->nruns == 1 && k->runs[0].cache_stride != 1)) &&
                k->cache_so * (int64_t)k->cache_esz <= 64;
     k->unit_copy = k->mode == MODE_COPY;
     for (int64_t r = 0; r < k->nruns; r++)
-      if (k->runs[r].len > 1 && (k->runs[r].tok_stride != 1 || k->runs[r].cache_stride != 1))
+      if (k->runs[r].len > 1 &&
+          (k->runs[r].tok_stride != 1 || k->runs[r].cache_stride != 1))
         k->unit_copy = false;
     runs += counts[i];
   }
@@ -373,18 +395,22 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
 
 llmk_status llmk_scatter_pa_kv_cache_get_workspace_size(
     const llmk_tensor *key, const llmk_tensor *value, const llmk_tensor *key_cache,
-    const llmk_tensor *value_cache, const llmk_tensor *slot_mapping, const llmk_tensor *k_scale,
-    const llmk_tensor *v_scale, llmk_kv_layout layout, size_t *workspace_size, llmk_plan **plan) {
+    const llmk_tensor *value_cache, const llmk_tensor *slot_mapping,
+    const llmk_tensor *k_scale, const llmk_tensor *v_scale, llmk_kv_layout layout,
+    size_t *workspace_size, llmk_plan **plan) {
   const char *op = scatter_op;
   if (plan) *plan = NULL;
   if (workspace_size) *workspace_size = 0;
-  if (!workspace_size) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
+  if (!workspace_size)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
   if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
   if (!key) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key is NULL");
   if (!key_cache) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key_cache is NULL");
-  if (!slot_mapping) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "slot_mapping is NULL");
+  if (!slot_mapping)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "slot_mapping is NULL");
   if (value && !value_cache)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "value_cache is NULL but value is given");
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op,
+                       "value_cache is NULL but value is given");
   if (!value && value_cache)
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
                        "value_cache is given but value is NULL (K-only: pass neither)");
@@ -397,30 +423,37 @@ llmk_status llmk_scatter_pa_kv_cache_get_workspace_size(
 }
 
 llmk_status llmk_gather_pa_kv_cache_get_workspace_size(
-    const llmk_tensor *key_cache, const llmk_tensor *value_cache, const llmk_tensor *block_tables,
-    const llmk_tensor *seq_lens, const llmk_tensor *k_scale, const llmk_tensor *v_scale,
-    const llmk_tensor *key_out, const llmk_tensor *value_out, llmk_kv_layout layout,
-    size_t *workspace_size, llmk_plan **plan) {
+    const llmk_tensor *key_cache, const llmk_tensor *value_cache,
+    const llmk_tensor *block_tables, const llmk_tensor *seq_lens,
+    const llmk_tensor *k_scale, const llmk_tensor *v_scale, const llmk_tensor *key_out,
+    const llmk_tensor *value_out, llmk_kv_layout layout, size_t *workspace_size,
+    llmk_plan **plan) {
   const char *op = gather_op;
   if (plan) *plan = NULL;
   if (workspace_size) *workspace_size = 0;
-  if (!workspace_size) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
+  if (!workspace_size)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
   if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
   if (!key_cache) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key_cache is NULL");
   if (!key_out) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key_out is NULL");
-  if (!block_tables) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "block_tables is NULL");
+  if (!block_tables)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "block_tables is NULL");
   if (!seq_lens) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "seq_lens is NULL");
   if (value_cache && !value_out)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "value_out is NULL but value_cache is given");
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op,
+                       "value_out is NULL but value_cache is given");
   if (!value_cache && value_out)
-    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
-                       "value_out is given but value_cache is NULL (K-only: pass neither)");
+    return llmk__error(
+        LLMK_ERROR_INVALID_ATTRIBUTE, op,
+        "value_out is given but value_cache is NULL (K-only: pass neither)");
   if (!value_cache && v_scale)
-    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op, "v_scale given without value_cache");
-  side_args sides[2] = {{key_out, key_cache, k_scale, "key_out", "key_cache", "k_scale"},
-                        {value_out, value_cache, v_scale, "value_out", "value_cache", "v_scale"}};
-  return plan_kv(op, true, sides, layout, block_tables, "block_tables", seq_lens, "seq_lens",
-                 workspace_size, plan);
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "v_scale given without value_cache");
+  side_args sides[2] = {
+      {key_out, key_cache, k_scale, "key_out", "key_cache", "k_scale"},
+      {value_out, value_cache, v_scale, "value_out", "value_cache", "v_scale"}};
+  return plan_kv(op, true, sides, layout, block_tables, "block_tables", seq_lens,
+                 "seq_lens", workspace_size, plan);
 }
 
 /* ------------------------------------------------------------------ runs */
@@ -453,8 +486,10 @@ static inline void move_elem(const kv_plan *p, const kv_side *k, const kv_run *r
   char *te = t + (size_t)(i * run->tok_stride) * k->tok_esz;
   char *ce = c + (size_t)ci * k->cache_esz;
   if (k->mode == MODE_COPY) {
-    if (p->gather) memcpy(te, ce, k->tok_esz);
-    else memcpy(ce, te, k->tok_esz);
+    if (p->gather)
+      memcpy(te, ce, k->tok_esz);
+    else
+      memcpy(ce, te, k->tok_esz);
   } else if (k->mode == MODE_QUANT) {
     *(uint8_t *)ce = llmk__f32_to_fp8(llmk__load_f32(te, k->tok_dt) / s, k->e5m2);
   } else {
@@ -463,8 +498,8 @@ static inline void move_elem(const kv_plan *p, const kv_side *k, const kv_run *r
 }
 
 /* One run of one token: t and c point at the run's first element on each side. */
-static void move_run(const kv_plan *p, const kv_side *k, const kv_run *run, char *t, char *c,
-                     bool stream) {
+static void move_run(const kv_plan *p, const kv_side *k, const kv_run *run, char *t,
+                     char *c, bool stream) {
   bool unit = (run->tok_stride == 1 && run->cache_stride == 1) || run->len == 1;
   float s = k->mode == MODE_COPY ? 1.0f : scale_of(k, run->head);
   if (k->mode == MODE_COPY) {
@@ -472,9 +507,12 @@ static void move_run(const kv_plan *p, const kv_side *k, const kv_run *run, char
     const char *src = p->gather ? c : t;
     if (unit) {
       size_t bytes = (size_t)run->len * k->tok_esz;
-      if (bytes == 16) memcpy(dst, src, 16); /* x-split runs: inline, no call */
-      else if (bytes == 32) memcpy(dst, src, 32);
-      else p->kern->copy(dst, src, bytes, stream);
+      if (bytes == 16)
+        memcpy(dst, src, 16); /* x-split runs: inline, no call */
+      else if (bytes == 32)
+        memcpy(dst, src, 32);
+      else
+        p->kern->copy(dst, src, bytes, stream);
     } else if (p->gather) {
       copy_strided(t, run->tok_stride, c, run->cache_stride, run->len, k->tok_esz);
     } else {
@@ -485,7 +523,8 @@ static void move_run(const kv_plan *p, const kv_side *k, const kv_run *run, char
   } else if (unit) {
     p->kern->dequant(t, k->tok_dt, (const uint8_t *)c, k->e5m2, (size_t)run->len, s);
   } else {
-    for (int64_t i = 0; i < run->len; i++) move_elem(p, k, run, t, c, i, i * run->cache_stride, s);
+    for (int64_t i = 0; i < run->len; i++)
+      move_elem(p, k, run, t, c, i, i * run->cache_stride, s);
   }
 }
 
@@ -493,9 +532,12 @@ static void move_run(const kv_plan *p, const kv_side *k, const kv_run *run, char
  * inlined. */
 static inline void copy_piece(const kv_plan *p, char *dst, const char *src, size_t bytes,
                               bool stream) {
-  if (bytes == 16) memcpy(dst, src, 16);
-  else if (bytes == 32) memcpy(dst, src, 32);
-  else p->kern->copy(dst, src, bytes, stream);
+  if (bytes == 16)
+    memcpy(dst, src, 16);
+  else if (bytes == 32)
+    memcpy(dst, src, 32);
+  else
+    p->kern->copy(dst, src, bytes, stream);
 }
 
 /* Moves one token's row between its [H, D] tensor and its cache slot. */
@@ -506,7 +548,8 @@ static void move_token(const kv_plan *p, const kv_side *k, char *tok, char *cach
       const kv_run *run = &k->runs[r];
       char *t = tok + (size_t)run->tok_off * k->tok_esz;
       char *c = cache + (size_t)run->cache_off * k->cache_esz;
-      copy_piece(p, p->gather ? t : c, p->gather ? c : t, (size_t)run->len * k->tok_esz, stream);
+      copy_piece(p, p->gather ? t : c, p->gather ? c : t, (size_t)run->len * k->tok_esz,
+                 stream);
     }
     return;
   }
@@ -522,9 +565,10 @@ static void move_token(const kv_plan *p, const kv_side *k, char *tok, char *cach
  * (x-split, NZ): the move is a small transpose, done in tiles of about one cache line
  * on each side, so that every line is read and written once (rows 2 KiB apart would
  * otherwise evict each other from the few L1 sets they map to). */
-static void move_group(const kv_plan *p, const kv_side *k, int64_t t0, int64_t g, char *cache,
-                       bool stream) {
-  size_t tstep = (size_t)k->tok_s0 * k->tok_esz, cstep = (size_t)k->cache_so * k->cache_esz;
+static void move_group(const kv_plan *p, const kv_side *k, int64_t t0, int64_t g,
+                       char *cache, bool stream) {
+  size_t tstep = (size_t)k->tok_s0 * k->tok_esz,
+         cstep = (size_t)k->cache_so * k->cache_esz;
   char *tok0 = k->tok + (size_t)(t0 * k->tok_s0) * k->tok_esz;
   int64_t r0 = 0;
   while (r0 < k->nruns) {
@@ -534,13 +578,15 @@ static void move_group(const kv_plan *p, const kv_side *k, int64_t t0, int64_t g
        * destination line; the token rows are read front to back */
       size_t rb = (size_t)run->len * k->cache_esz;
       int64_t tj = rb >= 64 ? 1 : (int64_t)(64 / rb), r1 = r0;
-      while (r1 < k->nruns && (k->runs[r1].cache_stride == 1 || k->runs[r1].len == 1)) r1++;
+      while (r1 < k->nruns && (k->runs[r1].cache_stride == 1 || k->runs[r1].len == 1))
+        r1++;
       for (int64_t j0 = 0; j0 < g; j0 += tj)
         for (int64_t r = r0; r < r1; r++)
           for (int64_t j = j0; j < g && j < j0 + tj; j++) {
             char *t = tok0 + j * tstep + (size_t)k->runs[r].tok_off * k->tok_esz;
             char *c = cache + (size_t)k->runs[r].cache_off * k->cache_esz + j * cstep;
-            if (k->mode == MODE_COPY && (k->runs[r].tok_stride == 1 || k->runs[r].len == 1))
+            if (k->mode == MODE_COPY &&
+                (k->runs[r].tok_stride == 1 || k->runs[r].len == 1))
               copy_piece(p, p->gather ? t : c, p->gather ? c : t,
                          (size_t)k->runs[r].len * k->tok_esz, stream);
             else
@@ -549,8 +595,8 @@ static void move_group(const kv_plan *p, const kv_side *k, int64_t t0, int64_t g
       r0 = r1;
       continue;
     }
-    /* a run strided on the cache side (x-split value [nb, H, D, bs]): elements in tiles of
-     * 32 along the run x 8 tokens */
+    /* a run strided on the cache side (x-split value [nb, H, D, bs]): elements in tiles
+     * of 32 along the run x 8 tokens */
     char *c = cache + (size_t)run->cache_off * k->cache_esz;
     char *t = tok0 + (size_t)run->tok_off * k->tok_esz;
     float s = k->mode == MODE_COPY ? 1.0f : scale_of(k, run->head);
@@ -561,9 +607,13 @@ static void move_group(const kv_plan *p, const kv_side *k, int64_t t0, int64_t g
           char *ce = c + (size_t)(i * run->cache_stride) * k->cache_esz;
           char *te = t + (size_t)(i * run->tok_stride) * k->tok_esz;
           for (int64_t j = j0; j < g && j < j0 + 8; j++) {
-            if (copy16 && p->gather) memcpy(te + j * tstep, ce + j * cstep, 2);
-            else if (copy16) memcpy(ce + j * cstep, te + j * tstep, 2);
-            else move_elem(p, k, run, t + j * tstep, c, i, i * run->cache_stride + j * k->cache_so, s);
+            if (copy16 && p->gather)
+              memcpy(te + j * tstep, ce + j * cstep, 2);
+            else if (copy16)
+              memcpy(ce + j * cstep, te + j * tstep, 2);
+            else
+              move_elem(p, k, run, t + j * tstep, c, i,
+                        i * run->cache_stride + j * k->cache_so, s);
           }
         }
     r0++;
@@ -576,7 +626,8 @@ static char *cache_row(const kv_side *k, const kv_plan *p, int64_t slot) {
 }
 
 /* Tokens t..t+g-1 to (or from) slots slot..slot+g-1, all in one block. */
-static void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t slot, bool stream) {
+static void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t slot,
+                       bool stream) {
   for (int i = 0; i < 2; i++) {
     const kv_side *k = &p->side[i];
     if (!k->present) continue;
@@ -604,8 +655,10 @@ static void prefetch_slot(const kv_plan *p, int64_t slot, bool write) {
       const char *c = row + (size_t)run->cache_off * k->cache_esz;
       size_t bytes = (size_t)((run->len - 1) * run->cache_stride + 1) * k->cache_esz;
       for (size_t off = 0; off < bytes; off += 64) {
-        if (write) __builtin_prefetch(c + off, 1, 3);
-        else __builtin_prefetch(c + off, 0, 3);
+        if (write)
+          __builtin_prefetch(c + off, 1, 3);
+        else
+          __builtin_prefetch(c + off, 0, 3);
       }
     }
   }
@@ -634,8 +687,8 @@ static llmk_status check_scales(const kv_plan *p) {
       float s = scale_of(k, h);
       if (!(s > 0.0f) || !isfinite(s))
         return llmk__error(LLMK_ERROR_INVALID_VALUE, p->op,
-                           "%s[%" PRId64 "]=%g must be finite and > 0", i ? "v_scale" : "k_scale",
-                           h, (double)s);
+                           "%s[%" PRId64 "]=%g must be finite and > 0",
+                           i ? "v_scale" : "k_scale", h, (double)s);
     }
   }
   return LLMK_SUCCESS;
@@ -662,7 +715,9 @@ static int parts_for(llmk_context *ctx, int64_t n, int64_t grain) {
   return max_parts < nt ? (int)max_parts : nt;
 }
 
-static void *align16(void *p) { return (void *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }
+static void *align16(void *p) {
+  return (void *)(((uintptr_t)p + 15) & ~(uintptr_t)15);
+}
 
 /* ---------------------------------------------------------------- scatter */
 
@@ -729,8 +784,8 @@ static unsigned char *mark_overwritten(const kv_plan *p, void *workspace) {
   return skip;
 }
 
-llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size, llmk_plan *plan,
-                                     llmk_context *ctx) {
+llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size,
+                                     llmk_plan *plan, llmk_context *ctx) {
   bool live;
   llmk_status st = llmk__plan_begin_run(scatter_op, LLMK__OP_SCATTER_KV, plan, workspace,
                                         workspace_size, &live);
@@ -773,8 +828,10 @@ static void gather_range(void *arg, int64_t t0, int64_t t1) {
   int64_t lo = 0, hi = p->B;
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (j->start[mid] <= t0) lo = mid;
-    else hi = mid;
+    if (j->start[mid] <= t0)
+      lo = mid;
+    else
+      hi = mid;
   }
   int64_t i = lo, pos = t0 - j->start[i];
   bool grouping = p->side[0].group || p->side[1].group;
@@ -798,8 +855,8 @@ static void gather_range(void *arg, int64_t t0, int64_t t1) {
   if (j->stream) p->kern->fence();
 }
 
-llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size, llmk_plan *plan,
-                                    llmk_context *ctx) {
+llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size,
+                                    llmk_plan *plan, llmk_context *ctx) {
   bool live;
   llmk_status st = llmk__plan_begin_run(gather_op, LLMK__OP_GATHER_KV, plan, workspace,
                                         workspace_size, &live);
@@ -815,7 +872,8 @@ llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size, llmk
                          "seq_lens[%" PRId64 "]=%" PRId64 " is negative", i, len);
         break;
       }
-      int64_t blocks = len == 0 ? 0 : (p->block_size == 0 ? INT64_MAX : (len - 1) / p->block_size + 1);
+      int64_t blocks =
+          len == 0 ? 0 : (p->block_size == 0 ? INT64_MAX : (len - 1) / p->block_size + 1);
       if (blocks > p->max_blocks) {
         st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
                          "seq_lens[%" PRId64 "]=%" PRId64 " needs %s%" PRId64
@@ -841,8 +899,8 @@ llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size, llmk
     }
     if (st == LLMK_SUCCESS && total != p->T)
       st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
-                       "sum(seq_lens)=%" PRId64 " must equal key_out.shape[0]=%" PRId64, total,
-                       p->T);
+                       "sum(seq_lens)=%" PRId64 " must equal key_out.shape[0]=%" PRId64,
+                       total, p->T);
     if (st == LLMK_SUCCESS) {
       start[p->B] = total;
       gather_job job = {p, start, use_streaming(p)};

@@ -23,13 +23,19 @@ void tu_seed(uint64_t default_seed) {
   for (int i = 0; i < 4; i++) tu_state[i] = splitmix(&seed);
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 uint64_t tu_rand_u64(void) {
   uint64_t *s = tu_state;
   uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
-  s[2] ^= t; s[3] = rotl(s[3], 45);
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
   return r;
 }
 
@@ -39,15 +45,22 @@ int64_t tu_rand_range(int64_t lo, int64_t hi) {
   return (int64_t)((uint64_t)lo + tu_rand_u64() % span);
 }
 
-double tu_rand_unit(void) { return (double)(tu_rand_u64() >> 11) * 0x1.0p-53; }
+double tu_rand_unit(void) {
+  return (double)(tu_rand_u64() >> 11) * 0x1.0p-53;
+}
 
-static unsigned char guard_byte(size_t i) { return (unsigned char)(0xA5 ^ (i * 37)); }
+static unsigned char guard_byte(size_t i) {
+  return (unsigned char)(0xA5 ^ (i * 37));
+}
 
 tu_buf tu_buf_alloc(size_t size) {
   tu_buf b;
   b.size = size;
   b.base = malloc(size + 2 * TU_GUARD);
-  if (!b.base) { fprintf(stderr, "out of memory\n"); exit(2); }
+  if (!b.base) {
+    fprintf(stderr, "out of memory\n");
+    exit(2);
+  }
   for (size_t i = 0; i < TU_GUARD; i++) {
     b.base[i] = guard_byte(i);
     b.base[TU_GUARD + size + i] = guard_byte(i + TU_GUARD);
@@ -65,4 +78,8 @@ int tu_buf_check(const tu_buf *b) {
   return 1;
 }
 
-void tu_buf_free(tu_buf *b) { free(b->base); b->base = NULL; b->data = NULL; }
+void tu_buf_free(tu_buf *b) {
+  free(b->base);
+  b->base = NULL;
+  b->data = NULL;
+}

@@ -11,17 +11,17 @@
 
 extern long tu_checks, tu_failures;
 
-#define TU_CHECK(cond, ...)                                                  \
-  do {                                                                       \
-    tu_checks++;                                                             \
-    if (!(cond)) {                                                           \
-      tu_failures++;                                                         \
-      if (tu_failures <= 50) {                                               \
-        fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-        fprintf(stderr, __VA_ARGS__);                                        \
-        fputc('\n', stderr);                                                 \
-      }                                                                      \
-    }                                                                        \
+#define TU_CHECK(cond, ...)                                             \
+  do {                                                                  \
+    tu_checks++;                                                        \
+    if (!(cond)) {                                                      \
+      tu_failures++;                                                    \
+      if (tu_failures <= 50) {                                          \
+        fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+        fprintf(stderr, __VA_ARGS__);                                   \
+        fputc('\n', stderr);                                            \
+      }                                                                 \
+    }                                                                   \
   } while (0)
 
 /* Prints "<name>: N passed, N failed" and returns the exit code for main(). */

@@ -36,10 +36,10 @@ static float u2f(uint32_t u) {
 /* Failures are counted per category (conversion and ISA) and only the first few of
  * each are printed, so that one broken conversion cannot hide the others behind the
  * harness's global print limit. */
-#define CAT_DECODE 0      /* + format */
-#define CAT_ENC 4         /* + format, non-NaN inputs */
-#define CAT_ENC_NAN 8     /* + format, NaN inputs */
-#define CAT_BULK 12       /* + pair * 3 + isa */
+#define CAT_DECODE 0  /* + format */
+#define CAT_ENC 4     /* + format, non-NaN inputs */
+#define CAT_ENC_NAN 8 /* + format, NaN inputs */
+#define CAT_BULK 12   /* + pair * 3 + isa */
 #define CAT_COUNT (CAT_BULK + 9 * 3)
 #define CAT_PRINT 3
 static long cat_fail[CAT_COUNT];
@@ -48,15 +48,15 @@ static char cat_name[CAT_COUNT][48];
  * not use up its print limit */
 static long cat_silent;
 
-#define CAT_CHECK(cat, cond, ...)                       \
-  do {                                                  \
-    if (cond) {                                         \
-      tu_checks++;                                      \
-    } else if (cat_fail[cat]++ < CAT_PRINT) {           \
-      TU_CHECK(cond, __VA_ARGS__);                      \
-    } else {                                            \
-      cat_silent++;                                     \
-    }                                                   \
+#define CAT_CHECK(cat, cond, ...)             \
+  do {                                        \
+    if (cond) {                               \
+      tu_checks++;                            \
+    } else if (cat_fail[cat]++ < CAT_PRINT) { \
+      TU_CHECK(cond, __VA_ARGS__);            \
+    } else {                                  \
+      cat_silent++;                           \
+    }                                         \
   } while (0)
 
 static void cat_summary(void) {
@@ -70,14 +70,30 @@ static void cat_summary(void) {
 
 /* ------------------------------------------------- per-format adapters */
 
-static float dec_f16(uint32_t v) { return llmk_f16_to_f32((uint16_t)v); }
-static float dec_bf16(uint32_t v) { return llmk_bf16_to_f32((uint16_t)v); }
-static float dec_e4m3(uint32_t v) { return llmk_fp8_e4m3fn_to_f32((uint8_t)v); }
-static float dec_e5m2(uint32_t v) { return llmk_fp8_e5m2_to_f32((uint8_t)v); }
-static uint32_t enc_f16(float f) { return llmk_f32_to_f16(f); }
-static uint32_t enc_bf16(float f) { return llmk_f32_to_bf16(f); }
-static uint32_t enc_e4m3(float f) { return llmk_f32_to_fp8_e4m3fn(f); }
-static uint32_t enc_e5m2(float f) { return llmk_f32_to_fp8_e5m2(f); }
+static float dec_f16(uint32_t v) {
+  return llmk_f16_to_f32((uint16_t)v);
+}
+static float dec_bf16(uint32_t v) {
+  return llmk_bf16_to_f32((uint16_t)v);
+}
+static float dec_e4m3(uint32_t v) {
+  return llmk_fp8_e4m3fn_to_f32((uint8_t)v);
+}
+static float dec_e5m2(uint32_t v) {
+  return llmk_fp8_e5m2_to_f32((uint8_t)v);
+}
+static uint32_t enc_f16(float f) {
+  return llmk_f32_to_f16(f);
+}
+static uint32_t enc_bf16(float f) {
+  return llmk_f32_to_bf16(f);
+}
+static uint32_t enc_e4m3(float f) {
+  return llmk_f32_to_fp8_e4m3fn(f);
+}
+static uint32_t enc_e5m2(float f) {
+  return llmk_f32_to_fp8_e5m2(f);
+}
 
 typedef struct fmt_info {
   ref_fmt ref;
@@ -108,26 +124,29 @@ static void test_decode(void) {
       uint32_t g = f2u(got);
       if (isnan(exp) && fi->ref == REF_BF16) {
         /* bf16 widening is the plain shift: the NaN's bits are kept exactly */
-        CAT_CHECK(CAT_DECODE + k, g == (c << 16), "bf16->f32 in=0x%04x got=0x%08x expected=0x%08x",
-                  c, g, c << 16);
+        CAT_CHECK(CAT_DECODE + k, g == (c << 16),
+                  "bf16->f32 in=0x%04x got=0x%08x expected=0x%08x", c, g, c << 16);
       } else if (isnan(exp)) {
-        CAT_CHECK(CAT_DECODE + k, isnan(got) && !!signbit(got) == !!signbit(exp) && (g & 0x00400000u),
-                 "%s->f32 in=0x%0*x got=0x%08x expected a quiet NaN of sign %d", fi->name, w,
-                 c, g, !!signbit(exp));
+        CAT_CHECK(CAT_DECODE + k,
+                  isnan(got) && !!signbit(got) == !!signbit(exp) && (g & 0x00400000u),
+                  "%s->f32 in=0x%0*x got=0x%08x expected a quiet NaN of sign %d",
+                  fi->name, w, c, g, !!signbit(exp));
       } else {
         /* every narrow value is exact in f32, so compare bits (sign of zero too) */
         uint32_t e = f2u((float)exp);
-        CAT_CHECK(CAT_DECODE + k, g == e && (double)got == exp, "%s->f32 in=0x%0*x got=0x%08x expected=0x%08x",
-                 fi->name, w, c, g, e);
+        CAT_CHECK(CAT_DECODE + k, g == e && (double)got == exp,
+                  "%s->f32 in=0x%0*x got=0x%08x expected=0x%08x", fi->name, w, c, g, e);
       }
     }
   }
   /* the NaN codes the reference knows, so the tables above cannot be vacuous */
   TU_CHECK(ref_is_nan(REF_FP8_E4M3FN, 0x7F) && ref_is_nan(REF_FP8_E4M3FN, 0xFF) &&
-               !ref_is_nan(REF_FP8_E4M3FN, 0x7E) && ref_decode(REF_FP8_E4M3FN, 0x7E) == 448.0,
+               !ref_is_nan(REF_FP8_E4M3FN, 0x7E) &&
+               ref_decode(REF_FP8_E4M3FN, 0x7E) == 448.0,
            "reference e4m3fn definition");
   TU_CHECK(ref_max(REF_F16) == 65504.0 && ref_max(REF_FP8_E5M2) == 57344.0 &&
-               ref_max(REF_FP8_E4M3FN) == 448.0 && ref_min_subnormal(REF_F16) == 0x1p-24 &&
+               ref_max(REF_FP8_E4M3FN) == 448.0 &&
+               ref_min_subnormal(REF_F16) == 0x1p-24 &&
                ref_min_subnormal(REF_FP8_E4M3FN) == 0x1p-9 &&
                ref_min_subnormal(REF_FP8_E5M2) == 0x1p-16 &&
                ref_max(REF_BF16) == (double)u2f(0x7F7F0000u),
@@ -145,13 +164,14 @@ static void check_enc(const fmt_info *fi, float x) {
   if (isnan(x)) {
     int sign_ok = !!(got & ref_sign_mask(fi->ref)) == !!signbit(x);
     CAT_CHECK(CAT_ENC_NAN + (int)(fi - fmts), ref_is_quiet_nan(fi->ref, got) && sign_ok,
-             "f32->%s in=0x%08x got=0x%0*x expected a quiet NaN of sign %d", fi->name, f2u(x), w,
-             got, !!signbit(x));
+              "f32->%s in=0x%08x got=0x%0*x expected a quiet NaN of sign %d", fi->name,
+              f2u(x), w, got, !!signbit(x));
     return;
   }
   uint32_t exp = ref_encode(fi->ref, x);
-  CAT_CHECK(CAT_ENC + (int)(fi - fmts), got == exp, "f32->%s in=0x%08x (%a) got=0x%0*x expected=0x%0*x", fi->name, f2u(x),
-           (double)x, w, got, w, exp);
+  CAT_CHECK(CAT_ENC + (int)(fi - fmts), got == exp,
+            "f32->%s in=0x%08x (%a) got=0x%0*x expected=0x%0*x", fi->name, f2u(x),
+            (double)x, w, got, w, exp);
 }
 
 /* x, its f32 neighbours, and the same with the other sign */
@@ -188,12 +208,12 @@ static void test_encode_values(const fmt_info *fi) {
 }
 
 static void test_encode_specials(void) {
-  static const double f16_pts[] = {65504, 65520, 65536, 65472, 65488, 100000, 0x1p-24,
-                                   0x1p-25, 0x3p-25, 0x1p-26, 0x1p-14, 0x1p-15};
-  static const double e4m3_pts[] = {448, 464, 480, 512, 416, 432, 1e6, 0x1p-9,
-                                    0x1p-10, 0x3p-10, 0x1p-11, 0x1p-6, 0x1p-7};
-  static const double e5m2_pts[] = {57344, 61440, 65536, 49152, 53248, 1e6, 0x1p-16,
-                                    0x1p-17, 0x3p-17, 0x1p-18, 0x1p-14, 0x1p-15};
+  static const double f16_pts[] = {65504,   65520,   65536,   65472,   65488,   100000,
+                                   0x1p-24, 0x1p-25, 0x3p-25, 0x1p-26, 0x1p-14, 0x1p-15};
+  static const double e4m3_pts[] = {448,    464,     480,     512,     416,    432,   1e6,
+                                    0x1p-9, 0x1p-10, 0x3p-10, 0x1p-11, 0x1p-6, 0x1p-7};
+  static const double e5m2_pts[] = {57344,   61440,   65536,   49152,   53248,   1e6,
+                                    0x1p-16, 0x1p-17, 0x3p-17, 0x1p-18, 0x1p-14, 0x1p-15};
   static const uint32_t bf16_pts[] = {0x7F7F0000u, 0x7F7F8000u, 0x7F7E8000u, 0x7F800000u,
                                       0x7F7FFFFFu, 0x00010000u, 0x00008000u, 0x00018000u,
                                       0x00004000u, 0x00800000u, 0x00400000u};
@@ -236,7 +256,8 @@ static void test_encode_specials(void) {
     check_enc_near_d(&fmts[3], e5m2_pts[i]);
   /* all f32 subnormals are below every target's smallest subnormal except bf16's */
   for (int i = 0; i < 20000; i++) {
-    float x = u2f((uint32_t)tu_rand_range(1, 0x007FFFFF) | (tu_rand_u64() & 1 ? 0x80000000u : 0));
+    float x = u2f((uint32_t)tu_rand_range(1, 0x007FFFFF) |
+                  (tu_rand_u64() & 1 ? 0x80000000u : 0));
     for (int k = 0; k < 4; k++) check_enc(&fmts[k], x);
   }
 }
@@ -262,8 +283,9 @@ static void test_encode_random(void) {
   }
   for (int k = 0; k < 4; k++)
     for (long i = 0; i < nrange; i++) check_enc(&fmts[k], rand_in_range(&fmts[k]));
-  printf("encode: %ld random f32 bit patterns x 4 targets, %ld in-range values per target\n",
-         nbits, nrange);
+  printf(
+      "encode: %ld random f32 bit patterns x 4 targets, %ld in-range values per target\n",
+      nbits, nrange);
 }
 
 /* ---------------------------------------------------------------- bulk */
@@ -275,19 +297,28 @@ typedef struct pair {
   const fmt_info *narrow; /* NULL for f32 -> f32 */
 } pair;
 
-static unsigned char *pool_f32;            /* POOL_N f32 inputs */
-static unsigned char *pool_narrow[4];      /* POOL_N codes of each format */
+static unsigned char *pool_f32;       /* POOL_N f32 inputs */
+static unsigned char *pool_narrow[4]; /* POOL_N codes of each format */
 
 static void put(unsigned char *p, size_t size, size_t i, uint32_t v) {
-  if (size == 4) memcpy(p + 4 * i, &v, 4);
-  else if (size == 2) { uint16_t h = (uint16_t)v; memcpy(p + 2 * i, &h, 2); }
-  else p[i] = (unsigned char)v;
+  if (size == 4)
+    memcpy(p + 4 * i, &v, 4);
+  else if (size == 2) {
+    uint16_t h = (uint16_t)v;
+    memcpy(p + 2 * i, &h, 2);
+  } else
+    p[i] = (unsigned char)v;
 }
 static uint32_t get(const unsigned char *p, size_t size, size_t i) {
   uint32_t v = 0;
-  if (size == 4) memcpy(&v, p + 4 * i, 4);
-  else if (size == 2) { uint16_t h; memcpy(&h, p + 2 * i, 2); v = h; }
-  else v = p[i];
+  if (size == 4)
+    memcpy(&v, p + 4 * i, 4);
+  else if (size == 2) {
+    uint16_t h;
+    memcpy(&h, p + 2 * i, 2);
+    v = h;
+  } else
+    v = p[i];
   return v;
 }
 
@@ -303,16 +334,20 @@ static void make_pools(void) {
   for (size_t i = 0; i < POOL_N; i++) {
     uint32_t v;
     int kind = (int)(tu_rand_u64() % 8);
-    if (kind == 0) v = specials[tu_rand_u64() % nsp];
-    else if (kind <= 2) v = (uint32_t)tu_rand_u64();
-    else if (kind == 3) v = 0x7F800000u | (uint32_t)tu_rand_range(1, 0x7FFFFF) |
-                            (tu_rand_u64() & 1 ? 0x80000000u : 0); /* NaN payloads */
+    if (kind == 0)
+      v = specials[tu_rand_u64() % nsp];
+    else if (kind <= 2)
+      v = (uint32_t)tu_rand_u64();
+    else if (kind == 3)
+      v = 0x7F800000u | (uint32_t)tu_rand_range(1, 0x7FFFFF) |
+          (tu_rand_u64() & 1 ? 0x80000000u : 0); /* NaN payloads */
     else if (kind == 4) { /* a tie between two neighbours of a random target */
       const fmt_info *fi = &fmts[tu_rand_u64() % 4];
       size_t n = ref_value_count(fi->ref), j = (size_t)tu_rand_range(0, (int64_t)n - 2);
       double mid = (ref_value_at(fi->ref, j) + ref_value_at(fi->ref, j + 1)) / 2;
       v = f2u((float)mid) | (tu_rand_u64() & 1 ? 0x80000000u : 0);
-    } else v = f2u(rand_in_range(&fmts[kind - 5 + (tu_rand_u64() & 1)]));
+    } else
+      v = f2u(rand_in_range(&fmts[kind - 5 + (tu_rand_u64() & 1)]));
     put(pool_f32, 4, i, v);
   }
   for (int k = 0; k < 4; k++) {
@@ -323,9 +358,12 @@ static void make_pools(void) {
       uint32_t v = (uint32_t)tu_rand_u64() & mask;
       /* fp8: sweep every code; 16-bit: bias toward the exponent-all-ones and zero
        * exponent codes (inf, NaN payloads, subnormals) */
-      if (size == 1 && i < 1024) v = (uint32_t)i & mask;
-      else if (size == 2 && i % 4 == 1) v |= fmts[k].ref == REF_F16 ? 0x7C00u : 0x7F80u;
-      else if (size == 2 && i % 4 == 2) v &= fmts[k].ref == REF_F16 ? 0x83FFu : 0x807Fu;
+      if (size == 1 && i < 1024)
+        v = (uint32_t)i & mask;
+      else if (size == 2 && i % 4 == 1)
+        v |= fmts[k].ref == REF_F16 ? 0x7C00u : 0x7F80u;
+      else if (size == 2 && i % 4 == 2)
+        v &= fmts[k].ref == REF_F16 ? 0x83FFu : 0x807Fu;
       put(pool_narrow[k], size, i, v);
     }
   }
@@ -340,7 +378,8 @@ static uint32_t expect_elem(const pair *p, uint32_t v) {
 
 static long bulk_calls;
 
-static void bulk_case(const pair *p, int pi, llmk_isa isa, size_t n, size_t soff, size_t doff) {
+static void bulk_case(const pair *p, int pi, llmk_isa isa, size_t n, size_t soff,
+                      size_t doff) {
   size_t ssz = llmk_dtype_size(p->src), dsz = llmk_dtype_size(p->dst);
   const unsigned char *pool =
       p->src == LLMK_F32 ? pool_f32 : pool_narrow[p->narrow - fmts];
@@ -357,27 +396,36 @@ static void bulk_case(const pair *p, int pi, llmk_isa isa, size_t n, size_t soff
 
   llmk_status st = llmk_convert(dst + doff * dsz, p->dst, src + soff * ssz, p->src, n);
   bulk_calls++;
-  TU_CHECK(st == LLMK_SUCCESS, "[%s] convert %s->%s n=%zu: status %d (%s)", llmk_isa_name(isa),
-           llmk_dtype_name(p->src), llmk_dtype_name(p->dst), n, (int)st, llmk_last_error());
+  TU_CHECK(st == LLMK_SUCCESS, "[%s] convert %s->%s n=%zu: status %d (%s)",
+           llmk_isa_name(isa), llmk_dtype_name(p->src), llmk_dtype_name(p->dst), n,
+           (int)st, llmk_last_error());
 
   size_t bad = 0, first = 0;
   uint32_t fin = 0, fgot = 0, fexp = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t in = get(src + soff * ssz, ssz, i);
     uint32_t got = get(dst + doff * dsz, dsz, i), exp = expect_elem(p, in);
-    if (got != exp && bad++ == 0) { first = i; fin = in; fgot = got; fexp = exp; }
+    if (got != exp && bad++ == 0) {
+      first = i;
+      fin = in;
+      fgot = got;
+      fexp = exp;
+    }
   }
   int cat = CAT_BULK + pi * 3 + (int)isa;
-  CAT_CHECK(cat, bad == 0,
-           "[%s] convert %s->%s n=%zu src_off=%zu dst_off=%zu: %zu mismatches, first at %zu: "
-           "in=0x%0*x got=0x%0*x expected=0x%0*x",
-           llmk_isa_name(isa), llmk_dtype_name(p->src), llmk_dtype_name(p->dst), n, soff, doff,
-           bad, first, (int)(2 * ssz), fin, (int)(2 * dsz), fgot, (int)(2 * dsz), fexp);
+  CAT_CHECK(
+      cat, bad == 0,
+      "[%s] convert %s->%s n=%zu src_off=%zu dst_off=%zu: %zu mismatches, first at %zu: "
+      "in=0x%0*x got=0x%0*x expected=0x%0*x",
+      llmk_isa_name(isa), llmk_dtype_name(p->src), llmk_dtype_name(p->dst), n, soff, doff,
+      bad, first, (int)(2 * ssz), fin, (int)(2 * dsz), fgot, (int)(2 * dsz), fexp);
   int prefix_ok = 1;
   for (size_t i = 0; i < doff * dsz; i++) prefix_ok &= dst[i] == 0x5A;
-  CAT_CHECK(cat, prefix_ok && tu_buf_check(&d),
-           "[%s] convert %s->%s n=%zu src_off=%zu dst_off=%zu wrote outside its %zu elements",
-           llmk_isa_name(isa), llmk_dtype_name(p->src), llmk_dtype_name(p->dst), n, soff, doff, n);
+  CAT_CHECK(
+      cat, prefix_ok && tu_buf_check(&d),
+      "[%s] convert %s->%s n=%zu src_off=%zu dst_off=%zu wrote outside its %zu elements",
+      llmk_isa_name(isa), llmk_dtype_name(p->src), llmk_dtype_name(p->dst), n, soff, doff,
+      n);
   tu_buf_free(&d);
   free(src);
 }
@@ -388,14 +436,16 @@ static void bulk_inplace(llmk_isa isa) {
   tu_buf b = tu_buf_alloc(4 * n);
   memcpy(b.data, pool_f32 + 4 * 17, 4 * n);
   llmk_status st = llmk_convert(b.data, LLMK_F32, b.data, LLMK_F32, n);
-  TU_CHECK(st == LLMK_SUCCESS && memcmp(b.data, pool_f32 + 4 * 17, 4 * n) == 0 && tu_buf_check(&b),
-           "[%s] in-place f32->f32 n=%zu: status %d or data/guards changed", llmk_isa_name(isa),
-           n, (int)st);
+  TU_CHECK(st == LLMK_SUCCESS && memcmp(b.data, pool_f32 + 4 * 17, 4 * n) == 0 &&
+               tu_buf_check(&b),
+           "[%s] in-place f32->f32 n=%zu: status %d or data/guards changed",
+           llmk_isa_name(isa), n, (int)st);
   tu_buf_free(&b);
 }
 
 static void test_bulk(void) {
-  static const size_t lens[] = {0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000, 4097};
+  static const size_t lens[] = {0,  1,  2,  3,  7,  8,  15,   16,  17,
+                                31, 32, 33, 63, 64, 65, 1000, 4097};
   pair pairs[9];
   int np = 0;
   pairs[np++] = (pair){LLMK_F32, LLMK_F32, NULL};
@@ -414,16 +464,17 @@ static void test_bulk(void) {
   const char *env = getenv("LLMK_ISA");
   if (env && *env && saved < native) {
     /* the environment cap cannot be lifted by llmk_set_max_isa */
-    printf("bulk: LLMK_ISA=%s caps the ISA at %s (native %s)\n", env, llmk_isa_name(saved),
-           llmk_isa_name(native));
+    printf("bulk: LLMK_ISA=%s caps the ISA at %s (native %s)\n", env,
+           llmk_isa_name(saved), llmk_isa_name(native));
     top = saved;
   }
   char tested[64] = "";
   for (int isa = LLMK_ISA_SCALAR; isa <= (int)top; isa++) {
     llmk_isa now = llmk_set_max_isa((llmk_isa)isa);
     TU_CHECK(now == (llmk_isa)isa && llmk_get_isa() == (llmk_isa)isa,
-             "llmk_set_max_isa(%s) gave %s, llmk_get_isa() %s", llmk_isa_name((llmk_isa)isa),
-             llmk_isa_name(now), llmk_isa_name(llmk_get_isa()));
+             "llmk_set_max_isa(%s) gave %s, llmk_get_isa() %s",
+             llmk_isa_name((llmk_isa)isa), llmk_isa_name(now),
+             llmk_isa_name(llmk_get_isa()));
     if (llmk_get_isa() != (llmk_isa)isa) continue;
     for (int p = 0; p < np; p++)
       for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
@@ -435,8 +486,8 @@ static void test_bulk(void) {
     strcat(tested, llmk_isa_name((llmk_isa)isa));
   }
   llmk_set_max_isa(saved);
-  TU_CHECK(llmk_get_isa() == saved, "ISA not restored: %s, was %s", llmk_isa_name(llmk_get_isa()),
-           llmk_isa_name(saved));
+  TU_CHECK(llmk_get_isa() == saved, "ISA not restored: %s, was %s",
+           llmk_isa_name(llmk_get_isa()), llmk_isa_name(saved));
   printf("bulk: ISAs tested: %s (native %s, cpu: %s); %ld calls\n", tested,
          llmk_isa_name(native), llmk_cpu_features(), bulk_calls);
   free(pool_f32);
@@ -465,21 +516,31 @@ static void test_errors(void) {
                LLMK_ERROR_NULL_POINTER);
   expect_error("src NULL f32", llmk_convert(dst, LLMK_F32, NULL, LLMK_F32, 1),
                LLMK_ERROR_NULL_POINTER);
-  expect_error("both NULL n=0", llmk_convert(NULL, LLMK_F16, NULL, LLMK_F32, 0), LLMK_SUCCESS);
+  expect_error("both NULL n=0", llmk_convert(NULL, LLMK_F16, NULL, LLMK_F32, 0),
+               LLMK_SUCCESS);
   expect_error("both NULL n=0 fp8", llmk_convert(NULL, LLMK_F32, NULL, LLMK_FP8_E5M2, 0),
                LLMK_SUCCESS);
 
-  static const struct { llmk_dtype d, s; } bad[] = {
-      {LLMK_BF16, LLMK_F16},       {LLMK_F32, LLMK_I32},        {LLMK_I8, LLMK_F32},
-      {LLMK_F16, LLMK_F16},        {LLMK_FP8_E4M3FN, LLMK_FP8_E5M2},
-      {LLMK_F32, LLMK_U8},         {LLMK_I64, LLMK_F32},        {LLMK_F32, LLMK_DTYPE_INVALID},
-      {LLMK_DTYPE_INVALID, LLMK_F32}, {LLMK_F32, LLMK_DTYPE_COUNT_}, {(llmk_dtype)99, LLMK_F32}};
+  static const struct {
+    llmk_dtype d, s;
+  } bad[] = {{LLMK_BF16, LLMK_F16},
+             {LLMK_F32, LLMK_I32},
+             {LLMK_I8, LLMK_F32},
+             {LLMK_F16, LLMK_F16},
+             {LLMK_FP8_E4M3FN, LLMK_FP8_E5M2},
+             {LLMK_F32, LLMK_U8},
+             {LLMK_I64, LLMK_F32},
+             {LLMK_F32, LLMK_DTYPE_INVALID},
+             {LLMK_DTYPE_INVALID, LLMK_F32},
+             {LLMK_F32, LLMK_DTYPE_COUNT_},
+             {(llmk_dtype)99, LLMK_F32}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char what[96];
     memset(dst, 0x77, sizeof dst);
     snprintf(what, sizeof what, "convert %s(%d)->%s(%d)", llmk_dtype_name(bad[i].s),
              (int)bad[i].s, llmk_dtype_name(bad[i].d), (int)bad[i].d);
-    expect_error(what, llmk_convert(dst, bad[i].d, src, bad[i].s, 2), LLMK_ERROR_INVALID_DTYPE);
+    expect_error(what, llmk_convert(dst, bad[i].d, src, bad[i].s, 2),
+                 LLMK_ERROR_INVALID_DTYPE);
     TU_CHECK(memcmp(dst, orig, sizeof dst) == 0, "%s: dst written on error", what);
   }
 }

@@ -15,14 +15,24 @@ static void test_status(void) {
     TU_CHECK(txt && strlen(txt) > 3 && strcmp(txt, "unknown status"), "status %d", s);
   }
   TU_CHECK(llmk_version() == LLMK_VERSION, "%u", llmk_version());
-  TU_CHECK(!strcmp(llmk_version_string(), LLMK_VERSION_STRING), "%s", llmk_version_string());
+  TU_CHECK(!strcmp(llmk_version_string(), LLMK_VERSION_STRING), "%s",
+           llmk_version_string());
 }
 
 static void test_dtypes(void) {
-  static const struct { llmk_dtype d; size_t size; const char *name; } table[] = {
-      {LLMK_F32, 4, "f32"},   {LLMK_F16, 2, "f16"},  {LLMK_BF16, 2, "bf16"},
-      {LLMK_I8, 1, "i8"},     {LLMK_U8, 1, "u8"},    {LLMK_I32, 4, "i32"},
-      {LLMK_I64, 8, "i64"},   {LLMK_FP8_E4M3FN, 1, "fp8_e4m3fn"},
+  static const struct {
+    llmk_dtype d;
+    size_t size;
+    const char *name;
+  } table[] = {
+      {LLMK_F32, 4, "f32"},
+      {LLMK_F16, 2, "f16"},
+      {LLMK_BF16, 2, "bf16"},
+      {LLMK_I8, 1, "i8"},
+      {LLMK_U8, 1, "u8"},
+      {LLMK_I32, 4, "i32"},
+      {LLMK_I64, 8, "i64"},
+      {LLMK_FP8_E4M3FN, 1, "fp8_e4m3fn"},
       {LLMK_FP8_E5M2, 1, "fp8_e5m2"},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -45,27 +55,34 @@ static void test_tensors(void) {
   TU_CHECK(t.shape[3] == 0 && t.strides[7] == 0, "%s", "trailing zeroed");
   TU_CHECK(llmk_tensor_numel(&t) == 24, "%lld", (long long)llmk_tensor_numel(&t));
   int64_t strides[3] = {1, 2, 6};
-  TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 3, shape, strides, buf) == LLMK_SUCCESS, "%s", "strided");
+  TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 3, shape, strides, buf) == LLMK_SUCCESS, "%s",
+           "strided");
   TU_CHECK(t.strides[2] == 6, "%lld", (long long)t.strides[2]);
-  TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 0, NULL, NULL, buf) == LLMK_SUCCESS, "%s", "rank 0");
+  TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 0, NULL, NULL, buf) == LLMK_SUCCESS, "%s",
+           "rank 0");
   TU_CHECK(llmk_tensor_numel(&t) == 1, "%s", "rank 0 numel");
-  TU_CHECK(llmk_tensor_init(NULL, LLMK_F32, 3, shape, NULL, buf) == LLMK_ERROR_NULL_POINTER,
-           "%s", "NULL t");
+  TU_CHECK(
+      llmk_tensor_init(NULL, LLMK_F32, 3, shape, NULL, buf) == LLMK_ERROR_NULL_POINTER,
+      "%s", "NULL t");
   TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 2, NULL, NULL, buf) == LLMK_ERROR_NULL_POINTER,
            "%s", "NULL shape");
-  TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 9, shape, NULL, buf) == LLMK_ERROR_INVALID_SHAPE,
-           "%s", "rank 9");
-  TU_CHECK(llmk_tensor_init(&t, LLMK_F32, -1, shape, NULL, buf) == LLMK_ERROR_INVALID_SHAPE,
-           "%s", "rank -1");
+  TU_CHECK(
+      llmk_tensor_init(&t, LLMK_F32, 9, shape, NULL, buf) == LLMK_ERROR_INVALID_SHAPE,
+      "%s", "rank 9");
+  TU_CHECK(
+      llmk_tensor_init(&t, LLMK_F32, -1, shape, NULL, buf) == LLMK_ERROR_INVALID_SHAPE,
+      "%s", "rank -1");
   TU_CHECK(llmk_tensor_init(&t, (llmk_dtype)42, 3, shape, NULL, buf) ==
-               LLMK_ERROR_INVALID_DTYPE, "%s", "dtype 42");
+               LLMK_ERROR_INVALID_DTYPE,
+           "%s", "dtype 42");
   TU_CHECK(strstr(llmk_last_error(), "dtype") != NULL, "%s", llmk_last_error());
   int64_t neg[2] = {2, -1};
   TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 2, neg, NULL, buf) == LLMK_ERROR_INVALID_SHAPE,
            "%s", "negative extent");
   int64_t negs[2] = {1, -1};
-  TU_CHECK(llmk_tensor_init(&t, LLMK_F32, 2, shape, negs, buf) == LLMK_ERROR_INVALID_SHAPE,
-           "%s", "negative stride");
+  TU_CHECK(
+      llmk_tensor_init(&t, LLMK_F32, 2, shape, negs, buf) == LLMK_ERROR_INVALID_SHAPE,
+      "%s", "negative stride");
   TU_CHECK(strstr(llmk_last_error(), "strides[1]=-1") != NULL, "%s", llmk_last_error());
 
   /* the ops' common check */
@@ -73,14 +90,17 @@ static void test_tensors(void) {
   TU_CHECK(llmk__check_tensor("op", "x", &t) == LLMK_SUCCESS, "%s", llmk_last_error());
   TU_CHECK(llmk__tensor_span_bytes(&t) == 96, "%zu", llmk__tensor_span_bytes(&t));
   t.data = NULL;
-  TU_CHECK(llmk__check_tensor("op", "x", &t) == LLMK_ERROR_NULL_POINTER, "%s", "data NULL");
+  TU_CHECK(llmk__check_tensor("op", "x", &t) == LLMK_ERROR_NULL_POINTER, "%s",
+           "data NULL");
   TU_CHECK(!strcmp(llmk_last_error(), "op: x.data is NULL"), "%s", llmk_last_error());
   t.shape[1] = 0;
-  TU_CHECK(llmk__check_tensor("op", "x", &t) == LLMK_SUCCESS, "%s", "empty, data NULL ok");
+  TU_CHECK(llmk__check_tensor("op", "x", &t) == LLMK_SUCCESS, "%s",
+           "empty, data NULL ok");
   t.data = buf;
   t.shape[1] = 3;
   t.strides[0] = INT64_MAX / 2;
-  TU_CHECK(llmk__check_tensor("op", "x", &t) == LLMK_ERROR_INVALID_SHAPE, "%s", "overflow");
+  TU_CHECK(llmk__check_tensor("op", "x", &t) == LLMK_ERROR_INVALID_SHAPE, "%s",
+           "overflow");
   TU_CHECK(llmk__check_tensor("op", "x", NULL) == LLMK_ERROR_NULL_POINTER, "%s", "NULL");
 }
 
@@ -107,7 +127,8 @@ static void test_contexts(void) {
   for (int threads = 1; threads <= 4; threads++) {
     llmk_context *ctx;
     TU_CHECK(llmk_context_create(threads, &ctx) == LLMK_SUCCESS, "%d", threads);
-    TU_CHECK(llmk_context_num_threads(ctx) == threads, "%d", llmk_context_num_threads(ctx));
+    TU_CHECK(llmk_context_num_threads(ctx) == threads, "%d",
+             llmk_context_num_threads(ctx));
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       for (size_t g = 0; g < sizeof grains / sizeof grains[0]; g++)
         for (int rep = 0; rep < 3; rep++) {
@@ -140,30 +161,38 @@ static void test_plans(void) {
   llmk_plan *p;
   TU_CHECK(llmk_plan_destroy(NULL) == LLMK_SUCCESS, "%s", "destroy NULL");
   TU_CHECK(llmk_plan_set_repeatable(NULL) == LLMK_ERROR_INVALID_PLAN, "%s", "rep NULL");
-  TU_CHECK(llmk__plan_create("op", LLMK__OP_ADVANCE_STEP, 16, 100, &p) == LLMK_SUCCESS, "%s",
-           "create");
+  TU_CHECK(llmk__plan_create("op", LLMK__OP_ADVANCE_STEP, 16, 100, &p) == LLMK_SUCCESS,
+           "%s", "create");
   bool live;
   TU_CHECK(llmk__plan_begin_run("op", LLMK__OP_ADVANCE_STEP, p, NULL, 99, &live) ==
-               LLMK_ERROR_WORKSPACE_TOO_SMALL && live, "%s", llmk_last_error());
+                   LLMK_ERROR_WORKSPACE_TOO_SMALL &&
+               live,
+           "%s", llmk_last_error());
   llmk__plan_end_run(p); /* consumed */
   TU_CHECK(llmk__plan_begin_run("op", LLMK__OP_ADVANCE_STEP, p, NULL, 100, &live) ==
-               LLMK_ERROR_INVALID_PLAN && !live, "%s", "consumed");
+                   LLMK_ERROR_INVALID_PLAN &&
+               !live,
+           "%s", "consumed");
   TU_CHECK(llmk_plan_destroy(p) == LLMK_ERROR_INVALID_PLAN, "%s", "destroy consumed");
   TU_CHECK(llmk_plan_set_repeatable(p) == LLMK_ERROR_INVALID_PLAN, "%s", "rep consumed");
 
   char ws[100];
-  TU_CHECK(llmk__plan_create("op", LLMK__OP_ADVANCE_STEP, 0, 100, &p) == LLMK_SUCCESS, "%s", "strided");
+  TU_CHECK(llmk__plan_create("op", LLMK__OP_ADVANCE_STEP, 0, 100, &p) == LLMK_SUCCESS,
+           "%s", "strided");
   TU_CHECK(llmk_plan_set_repeatable(p) == LLMK_SUCCESS, "%s", "rep");
   for (int i = 0; i < 3; i++) {
     TU_CHECK(llmk__plan_begin_run("op", LLMK__OP_ADVANCE_STEP, p, NULL, 100, &live) ==
-                 LLMK_ERROR_NULL_POINTER, "%s", "workspace NULL");
+                 LLMK_ERROR_NULL_POINTER,
+             "%s", "workspace NULL");
     llmk__plan_end_run(p);
     TU_CHECK(llmk__plan_begin_run("op", LLMK__OP_ADVANCE_STEP, p, ws, 100, &live) ==
-                 LLMK_SUCCESS, "run %d: %s", i, llmk_last_error());
+                 LLMK_SUCCESS,
+             "run %d: %s", i, llmk_last_error());
     llmk__plan_end_run(p);
   }
   TU_CHECK(llmk__plan_begin_run("op", (llmk__op)99, p, ws, 100, &live) ==
-               LLMK_ERROR_INVALID_PLAN, "%s", "other op");
+               LLMK_ERROR_INVALID_PLAN,
+           "%s", "other op");
   llmk__plan_end_run(p);
   TU_CHECK(llmk_plan_destroy(p) == LLMK_SUCCESS, "%s", "destroy");
   TU_CHECK(llmk_plan_destroy(p) == LLMK_ERROR_INVALID_PLAN, "%s", "double destroy");
@@ -172,12 +201,15 @@ static void test_plans(void) {
   enum { N = 1000 };
   static llmk_plan *many[N];
   for (int i = 0; i < N; i++)
-    TU_CHECK(llmk__plan_create("op", LLMK__OP_ADVANCE_STEP, 8, 0, &many[i]) == LLMK_SUCCESS,
-             "%d", i);
-  for (int i = 0; i < N; i += 2) TU_CHECK(llmk_plan_destroy(many[i]) == LLMK_SUCCESS, "%d", i);
+    TU_CHECK(
+        llmk__plan_create("op", LLMK__OP_ADVANCE_STEP, 8, 0, &many[i]) == LLMK_SUCCESS,
+        "%d", i);
+  for (int i = 0; i < N; i += 2)
+    TU_CHECK(llmk_plan_destroy(many[i]) == LLMK_SUCCESS, "%d", i);
   for (int i = 1; i < N; i += 2) {
     TU_CHECK(llmk__plan_begin_run("op", LLMK__OP_ADVANCE_STEP, many[i], NULL, 0, &live) ==
-                 LLMK_SUCCESS, "%d", i);
+                 LLMK_SUCCESS,
+             "%d", i);
     llmk__plan_end_run(many[i]);
   }
   for (int i = 0; i < N; i++)

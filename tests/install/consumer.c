@@ -1,9 +1,8 @@
 /* Built against an installed llmk (pkg-config or find_package): the version and one
  * advance_step call (the vllm-ascend sample of the spec). */
 #include <inttypes.h>
-#include <stdio.h>
-
 #include <llmk/llmk.h>
+#include <stdio.h>
 
 int main(void) {
   if (llmk_version() != LLMK_VERSION) {
@@ -23,8 +22,9 @@ int main(void) {
   llmk_tensor_init(&t_tab, LLMK_I32, 2, s41, NULL, tables);
   size_t ws;
   llmk_plan *plan;
-  llmk_status st = llmk_advance_step_get_workspace_size(
-      &t_tok, &t_samp, &t_pos, &t_lens, &t_slots, &t_tab, NULL, NULL, 4, 4, 128, &ws, &plan);
+  llmk_status st =
+      llmk_advance_step_get_workspace_size(&t_tok, &t_samp, &t_pos, &t_lens, &t_slots,
+                                           &t_tab, NULL, NULL, 4, 4, 128, &ws, &plan);
   if (st == LLMK_SUCCESS) st = llmk_advance_step(NULL, ws, plan, NULL);
   if (st != LLMK_SUCCESS) {
     fprintf(stderr, "advance_step: %s (%s)\n", llmk_status_string(st), llmk_last_error());
@@ -33,11 +33,12 @@ int main(void) {
   const int64_t want[4] = {6, 136, 262, 390};
   for (int i = 0; i < 4; i++)
     if (slots[i] != want[i] || seq_lens[i] != positions[i] + 1) {
-      fprintf(stderr, "row %d: slot %" PRId64 " want %" PRId64 "\n", i, slots[i], want[i]);
+      fprintf(stderr, "row %d: slot %" PRId64 " want %" PRId64 "\n", i, slots[i],
+              want[i]);
       return 1;
     }
   printf("llmk %s (ISA %s): slots %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
-         llmk_version_string(), llmk_isa_name(llmk_get_isa()), slots[0], slots[1], slots[2],
-         slots[3]);
+         llmk_version_string(), llmk_isa_name(llmk_get_isa()), slots[0], slots[1],
+         slots[2], slots[3]);
   return 0;
 }

@@ -11,13 +11,20 @@
 
 static float rand_value(void) {
   switch (tu_rand_range(0, 15)) {
-    case 0: return NAN;
-    case 1: return INFINITY;
-    case 2: return -INFINITY;
-    case 3: return -0.0f;
-    case 4: return 0x1p-140f * (float)tu_rand_range(1, 100);
-    case 5: return (float)tu_rand_range(-3, 3); /* ties */
-    default: return (float)((tu_rand_unit() - 0.5) * 40.0);
+    case 0:
+      return NAN;
+    case 1:
+      return INFINITY;
+    case 2:
+      return -INFINITY;
+    case 3:
+      return -0.0f;
+    case 4:
+      return 0x1p-140f * (float)tu_rand_range(1, 100);
+    case 5:
+      return (float)tu_rand_range(-3, 3); /* ties */
+    default:
+      return (float)((tu_rand_unit() - 0.5) * 40.0);
   }
 }
 
@@ -155,7 +162,7 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     memcpy(msrc + i * esz2, (const char *)src + (i + 1) % n * esz2, esz2);
   }
   int rmode = (int)tu_rand_range(0, 1) * LLMK__TKP_STREAM;
-  size_t roff = (size_t)tu_rand_range(0, 1) * 32;     /* aligned or not */
+  size_t roff = (size_t)tu_rand_range(0, 1) * 32; /* aligned or not */
   static uint32_t rka[N + 8], rkb[N + 8], ria[N + 8], rib[N + 8];
   llmk__tkp_rider ra = {.sel_src = rsrc,
                         .sel_dst = rdst_a + roff,
@@ -215,7 +222,8 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
     bins_ok = bins_ok && bin >= 0 && bin <= LLMK__TKP_MB_TOP &&
               (bin == LLMK__TKP_MB_TOP) == (e == 1.0f);
   }
-  TU_CHECK(bins_ok, "%s mass bins of %s n=%zu: out of range, or e == 1 not on top", name, dn, n);
+  TU_CHECK(bins_ok, "%s mass bins of %s n=%zu: out of range, or e == 1 not on top", name,
+           dn, n);
   bool same = true;
   for (int d = 0; d < LLMK__TKP_MBINS; d++) {
     uint64_t a = 0, b = 0;

@@ -3,9 +3,8 @@
  * and bit-identical results for every context and ISA. */
 #include <time.h>
 
-#include "llmk/llmk.h"
-
 #include "advance_step_ref.h"
+#include "llmk/llmk.h"
 #include "test_util.h"
 
 enum { T_TOK, T_SAMP, T_POS, T_SEQ, T_SLOT, T_BT, T_SPEC, T_ACC, T_COUNT };
@@ -43,12 +42,30 @@ static void lay_make(layout *l, llmk_dtype dt, int rank, int64_t d0, int64_t d1,
     l->strides[0] = s1[kind];
   } else {
     switch (kind) {
-      case 0: l->strides[0] = d1; l->strides[1] = 1; break;
-      case 1: l->strides[0] = d1 + 3; l->strides[1] = 1; break;
-      case 2: l->strides[0] = 2 * d1 + 1; l->strides[1] = 2; break;
-      case 3: l->strides[0] = 3 * d1; l->strides[1] = 3; break;
-      case 4: l->strides[0] = 1; l->strides[1] = d0 + 2; break;
-      default: l->strides[0] = 0; l->strides[1] = 1; break;
+      case 0:
+        l->strides[0] = d1;
+        l->strides[1] = 1;
+        break;
+      case 1:
+        l->strides[0] = d1 + 3;
+        l->strides[1] = 1;
+        break;
+      case 2:
+        l->strides[0] = 2 * d1 + 1;
+        l->strides[1] = 2;
+        break;
+      case 3:
+        l->strides[0] = 3 * d1;
+        l->strides[1] = 3;
+        break;
+      case 4:
+        l->strides[0] = 1;
+        l->strides[1] = d0 + 2;
+        break;
+      default:
+        l->strides[0] = 0;
+        l->strides[1] = 1;
+        break;
     }
   }
 }
@@ -59,7 +76,9 @@ static int64_t lay_numel(const layout *l) {
   return n;
 }
 
-static size_t esize(llmk_dtype dt) { return dt == LLMK_I32 ? 4 : 8; }
+static size_t esize(llmk_dtype dt) {
+  return dt == LLMK_I32 ? 4 : 8;
+}
 
 static size_t lay_bytes(const layout *l) {
   if (lay_numel(l) == 0) return 0;
@@ -193,7 +212,8 @@ static void tt_store(ttensor *x, const layout *l, int64_t idx, int64_t v) {
 }
 
 static int64_t tt_load(const ttensor *x, const layout *l, int64_t idx) {
-  const char *p = (const char *)x->buf.data + lay_offset(l, idx) * (int64_t)esize(l->dtype);
+  const char *p =
+      (const char *)x->buf.data + lay_offset(l, idx) * (int64_t)esize(l->dtype);
   if (l->dtype == LLMK_I32) {
     int32_t w;
     memcpy(&w, p, 4);
@@ -265,12 +285,13 @@ static int tset_same(const tset *a, const tset *e, const as_case *c, const char 
     for (i = 0; i < n; i++) {
       int64_t got = tt_load(&a->x[k], &c->L[k], i), want = tt_load(&e->x[k], &c->L[k], i);
       if (got != want) {
-        TU_CHECK(got == want, "%s: %s[%" PRId64 "] = %" PRId64 ", expected %" PRId64, label,
-                 tname[k], i, got, want);
+        TU_CHECK(got == want, "%s: %s[%" PRId64 "] = %" PRId64 ", expected %" PRId64,
+                 label, tname[k], i, got, want);
         break;
       }
     }
-    if (i == n) TU_CHECK(0, "%s: %s: bytes outside its elements changed", label, tname[k]);
+    if (i == n)
+      TU_CHECK(0, "%s: %s: bytes outside its elements changed", label, tname[k]);
   }
   return same;
 }
@@ -294,7 +315,9 @@ static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
 
 /* Leaves a message of another function as the last error, so that a rejected call
  * that sets none is not credited with the previous row's message. */
-static void reset_error(void) { (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL); }
+static void reset_error(void) {
+  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+}
 
 /* "advance_step: ..." naming one of the '|'-separated words. */
 static int msg_ok(const char *alts) {
@@ -311,7 +334,8 @@ static int msg_ok(const char *alts) {
 /* Runs a case whose phase 1 must succeed; checks the status against c->expect and all
  * buffers, guards and gaps included, against the expected bytes (untouched when it
  * fails). */
-static void run_case(const as_case *c, uint64_t seed, llmk_context *ctx, const char *label) {
+static void run_case(const as_case *c, uint64_t seed, llmk_context *ctx,
+                     const char *label) {
   tset s, e;
   tset_build(&s, c, seed);
   tset_copy(&e, &s);
@@ -367,24 +391,32 @@ static void test_samples(void) {
     /* vllm-ascend */
     {
       as_case c = {0};
-      c.ns = c.nq = 4; c.bs = 128; c.mb = 1;
+      c.ns = c.nq = 4;
+      c.bs = 128;
+      c.mb = 1;
       case_shapes(&c);
       sample_layouts(&c, variant);
       case_alloc(&c);
       static const int64_t tok[] = {2926, 279, 12095, 1588}, samp[] = {13, 1968, 13, 13},
-                           pos[] = {5, 7, 5, 5}, seq[] = {6, 8, 6, 6}, bt[] = {0, 1, 2, 3},
-                           slot[] = {-7, -7, -7, -7};
+                           pos[] = {5, 7, 5, 5}, seq[] = {6, 8, 6, 6},
+                           bt[] = {0, 1, 2, 3}, slot[] = {-7, -7, -7, -7};
       static const int64_t etok[] = {13, 1968, 13, 13}, epos[] = {6, 8, 6, 6},
                            eseq[] = {7, 9, 7, 7}, eslot[] = {6, 136, 262, 390};
-      set_vals(c.v[T_TOK], tok, 4); set_vals(c.v[T_SAMP], samp, 4);
-      set_vals(c.v[T_POS], pos, 4); set_vals(c.v[T_SEQ], seq, 4);
-      set_vals(c.v[T_SLOT], slot, 4); set_vals(c.v[T_BT], bt, 4);
-      TU_CHECK(case_expect(&c) == LLMK_SUCCESS, "reference rejects the vllm-ascend sample");
+      set_vals(c.v[T_TOK], tok, 4);
+      set_vals(c.v[T_SAMP], samp, 4);
+      set_vals(c.v[T_POS], pos, 4);
+      set_vals(c.v[T_SEQ], seq, 4);
+      set_vals(c.v[T_SLOT], slot, 4);
+      set_vals(c.v[T_BT], bt, 4);
+      TU_CHECK(case_expect(&c) == LLMK_SUCCESS,
+               "reference rejects the vllm-ascend sample");
       TU_CHECK(same_vals(c.out[T_TOK], etok, 4) && same_vals(c.out[T_POS], epos, 4) &&
                    same_vals(c.out[T_SEQ], eseq, 4) && same_vals(c.out[T_SLOT], eslot, 4),
                "reference disagrees with the vllm-ascend sample");
-      set_vals(c.out[T_TOK], etok, 4); set_vals(c.out[T_POS], epos, 4);
-      set_vals(c.out[T_SEQ], eseq, 4); set_vals(c.out[T_SLOT], eslot, 4);
+      set_vals(c.out[T_TOK], etok, 4);
+      set_vals(c.out[T_POS], epos, 4);
+      set_vals(c.out[T_SEQ], eseq, 4);
+      set_vals(c.out[T_SLOT], eslot, 4);
       c.expect = LLMK_SUCCESS;
       snprintf(label, sizeof label, "vllm-ascend sample (%s)", vname[variant]);
       run_case(&c, 11, NULL, label);
@@ -393,7 +425,11 @@ static void test_samples(void) {
     /* CANN V2 (speculative) */
     {
       as_case c = {0};
-      c.spec = 1; c.ns = c.nq = 8; c.S = 1; c.bs = 8; c.mb = 1000;
+      c.spec = 1;
+      c.ns = c.nq = 8;
+      c.S = 1;
+      c.bs = 8;
+      c.mb = 1000;
       case_shapes(&c);
       sample_layouts(&c, variant);
       case_alloc(&c);
@@ -404,17 +440,21 @@ static void test_samples(void) {
       for (int64_t i = 0; i < 8000; i++) c.v[T_BT][i] = 7;
       for (int64_t i = 0; i < 8; i++) c.v[T_SPEC][i] = c.v[T_ACC][i] = i;
       static const int64_t etok[] = {1, 0, 3, 1, 5, 2, 7, 3, 1, 4, 3, 5, 5, 6, 7, 7},
-                           epos[] = {1, 2, 4, 5, 7, 8, 10, 11, 5, 6, 8, 9, 11, 12, 14, 15},
+                           epos[] = {1, 2, 4, 5, 7,  8,  10, 11,
+                                     5, 6, 8, 9, 11, 12, 14, 15},
                            eslot[] = {57, 58, 60, 61, 63, 56, 58, 59,
                                       61, 62, 56, 57, 59, 60, 62, 63};
       int64_t eseq[16];
       for (int i = 0; i < 16; i++) eseq[i] = epos[i] + 1;
       TU_CHECK(case_expect(&c) == LLMK_SUCCESS, "reference rejects the CANN V2 sample");
       TU_CHECK(same_vals(c.out[T_TOK], etok, 16) && same_vals(c.out[T_POS], epos, 16) &&
-                   same_vals(c.out[T_SEQ], eseq, 16) && same_vals(c.out[T_SLOT], eslot, 16),
+                   same_vals(c.out[T_SEQ], eseq, 16) &&
+                   same_vals(c.out[T_SLOT], eslot, 16),
                "reference disagrees with the CANN V2 sample");
-      set_vals(c.out[T_TOK], etok, 16); set_vals(c.out[T_POS], epos, 16);
-      set_vals(c.out[T_SEQ], eseq, 16); set_vals(c.out[T_SLOT], eslot, 16);
+      set_vals(c.out[T_TOK], etok, 16);
+      set_vals(c.out[T_POS], epos, 16);
+      set_vals(c.out[T_SEQ], eseq, 16);
+      set_vals(c.out[T_SLOT], eslot, 16);
       c.expect = LLMK_SUCCESS;
       snprintf(label, sizeof label, "CANN V2 sample (%s)", vname[variant]);
       run_case(&c, 12, NULL, label);
@@ -425,7 +465,10 @@ static void test_samples(void) {
      * lookup equals CANN's flattened formula and gives its documented result. */
     for (int mb = 1; mb <= 2; mb++) {
       as_case c = {0};
-      c.ns = 8; c.nq = 4; c.bs = 2; c.mb = mb;
+      c.ns = 8;
+      c.nq = 4;
+      c.bs = 2;
+      c.mb = mb;
       case_shapes(&c);
       sample_layouts(&c, variant);
       case_alloc(&c);
@@ -449,10 +492,13 @@ static void test_samples(void) {
                              eslot[] = {0, 3, 6, 9, -1, -1, -1, -1};
         TU_CHECK(case_expect(&c) == LLMK_SUCCESS, "reference rejects the CANN variant");
         TU_CHECK(same_vals(c.out[T_TOK], etok, 8) && same_vals(c.out[T_POS], etok, 8) &&
-                     same_vals(c.out[T_SEQ], eseq, 8) && same_vals(c.out[T_SLOT], eslot, 8),
+                     same_vals(c.out[T_SEQ], eseq, 8) &&
+                     same_vals(c.out[T_SLOT], eslot, 8),
                  "reference disagrees with the CANN plain sample");
-        set_vals(c.out[T_TOK], etok, 8); set_vals(c.out[T_POS], etok, 8);
-        set_vals(c.out[T_SEQ], eseq, 8); set_vals(c.out[T_SLOT], eslot, 8);
+        set_vals(c.out[T_TOK], etok, 8);
+        set_vals(c.out[T_POS], etok, 8);
+        set_vals(c.out[T_SEQ], eseq, 8);
+        set_vals(c.out[T_SLOT], eslot, 8);
         c.expect = LLMK_SUCCESS;
         snprintf(label, sizeof label, "CANN plain sample, native, 2-block rows (%s)",
                  vname[variant]);
@@ -467,18 +513,26 @@ static void test_samples(void) {
 
 /* One cycle of num_seqs; 2500 spans more than one 1024-row chunk of the SIMD kernel.
  * The large sizes come once a cycle to keep the run short under sanitizers. */
-static const int64_t ns_list[] = {0, 1, 2, 3, 7, 16, 17, 100, 1024, 2500,
-                                  1, 2, 3, 7, 16, 17, 100, 3, 7, 17};
+static const int64_t ns_list[] = {0, 1, 2, 3, 7,  16, 17,  100, 1024, 2500,
+                                  1, 2, 3, 7, 16, 17, 100, 3,   7,    17};
 #define NS_COUNT ((int)(sizeof ns_list / sizeof ns_list[0]))
 
-static llmk_dtype rand_dt(void) { return tu_rand_range(0, 1) ? LLMK_I64 : LLMK_I32; }
-static int64_t dt_max(llmk_dtype d) { return d == LLMK_I32 ? INT32_MAX : INT64_MAX; }
+static llmk_dtype rand_dt(void) {
+  return tu_rand_range(0, 1) ? LLMK_I64 : LLMK_I32;
+}
+static int64_t dt_max(llmk_dtype d) {
+  return d == LLMK_I32 ? INT32_MAX : INT64_MAX;
+}
 static int64_t clamp_dt(int64_t v, llmk_dtype d) {
   if (d != LLMK_I32) return v;
   return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
 }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+static int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
 
 static int64_t rand_token(int big, llmk_dtype d) {
   if (!big) return tu_rand_range(0, 151935);
@@ -504,7 +558,8 @@ static void gen_case(as_case *c, int idx) {
   if (c->spec) {
     static const int64_t S_list[] = {0, 1, 2, 3, 7};
     c->nq = c->ns;
-    c->S = S_list[tu_rand_range(0, c->ns >= 1024 ? 3 : 4)]; /* S = 7 on the smaller sizes */
+    c->S =
+        S_list[tu_rand_range(0, c->ns >= 1024 ? 3 : 4)]; /* S = 7 on the smaller sizes */
   } else {
     int r = (int)tu_rand_range(0, 3);
     c->nq = r == 0 ? 0 : r == 1 ? c->ns : tu_rand_range(0, c->ns);
@@ -513,7 +568,8 @@ static void gen_case(as_case *c, int idx) {
   int rb = (int)tu_rand_range(0, 4);
   c->bs = rb < 4 ? bs_list[rb] : tu_rand_range(1, 1000);
   if (big) {
-    static const int64_t big_bs[] = {INT64_C(1) << 16, INT64_C(1) << 30, INT64_C(1) << 40};
+    static const int64_t big_bs[] = {INT64_C(1) << 16, INT64_C(1) << 30,
+                                     INT64_C(1) << 40};
     c->bs = big_bs[tu_rand_range(0, 2)];
   }
   int64_t mb_max = max64(1, min64(64, 4096 / max64(c->ns, 1)));
@@ -562,8 +618,9 @@ static void gen_case(as_case *c, int idx) {
       int64_t f = tu_rand_range(1, T); /* first rejected position */
       for (int64_t j = 0; j < T; j++) {
         int64_t t = rand_token(big, c->L[T_SAMP].dtype);
-        c->v[T_SAMP][i * T + j] =
-            j < f ? t : j == f ? -1 : (tu_rand_range(0, 1) ? -1 : t);
+        c->v[T_SAMP][i * T + j] = j < f    ? t
+                                  : j == f ? -1
+                                           : (tu_rand_range(0, 1) ? -1 : t);
       }
       for (int64_t s = 0; s < c->S; s++)
         c->v[T_SPEC][i * c->S + s] = rand_token(big, c->L[T_SPEC].dtype);
@@ -574,19 +631,30 @@ static void gen_case(as_case *c, int idx) {
     if (!c->spec) {
       int64_t q = tu_rand_range(0, c->nq - 1);
       switch (tu_rand_range(0, 2)) {
-        case 0: c->v[T_SEQ][q] = -tu_rand_range(1, 5); break;
+        case 0:
+          c->v[T_SEQ][q] = -tu_rand_range(1, 5);
+          break;
         case 1:
           c->v[T_SEQ][q] = clamp_dt(cap + tu_rand_range(0, 3 * c->bs), c->L[T_SEQ].dtype);
           break;
-        default: c->v[T_BT][q * c->mb + c->v[T_SEQ][q] / c->bs] = -tu_rand_range(1, 1000);
+        default:
+          c->v[T_BT][q * c->mb + c->v[T_SEQ][q] / c->bs] = -tu_rand_range(1, 1000);
       }
     } else {
       int64_t i = tu_rand_range(0, c->ns - 1);
       switch (tu_rand_range(0, 4)) {
-        case 0: c->v[T_ACC][i] = -1; break;
-        case 1: c->v[T_POS][i * T + tu_rand_range(0, c->S)] = -tu_rand_range(1, 9); break;
-        case 2: c->v[T_SAMP][i * T] = -1; break;
-        case 3: c->v[T_ACC][i] = clamp_dt(cap, c->L[T_ACC].dtype); break;
+        case 0:
+          c->v[T_ACC][i] = -1;
+          break;
+        case 1:
+          c->v[T_POS][i * T + tu_rand_range(0, c->S)] = -tu_rand_range(1, 9);
+          break;
+        case 2:
+          c->v[T_SAMP][i * T] = -1;
+          break;
+        case 3:
+          c->v[T_ACC][i] = clamp_dt(cap, c->L[T_ACC].dtype);
+          break;
         default:
           for (int64_t j = 0; j < c->mb; j++) c->v[T_BT][i * c->mb + j] = -1;
       }
@@ -610,7 +678,10 @@ static void test_random_and_determinism(void) {
   int n_ok = 0, n_err = 0;
   for (int i = 0; i < NUM_CASES; i++) {
     gen_case(&cases[i], i);
-    if (cases[i].expect == LLMK_SUCCESS) n_ok++; else n_err++;
+    if (cases[i].expect == LLMK_SUCCESS)
+      n_ok++;
+    else
+      n_err++;
   }
   llmk_context *ctx[3] = {NULL, NULL, NULL};
   TU_CHECK(llmk_context_create(1, &ctx[1]) == LLMK_SUCCESS && ctx[1], "context(1)");
@@ -622,9 +693,10 @@ static void test_random_and_determinism(void) {
   static const char *const ctx_name[3] = {"ctx NULL", "1 thread", "2 threads"};
 
   llmk_isa start = llmk_get_isa(), native = llmk_get_native_isa();
-  printf("random cases: %d (%d valid, %d expected INVALID_VALUE); native isa %s, isa in "
-         "force %s\n",
-         NUM_CASES, n_ok, n_err, llmk_isa_name(native), llmk_isa_name(start));
+  printf(
+      "random cases: %d (%d valid, %d expected INVALID_VALUE); native isa %s, isa in "
+      "force %s\n",
+      NUM_CASES, n_ok, n_err, llmk_isa_name(native), llmk_isa_name(start));
   for (int isa = LLMK_ISA_SCALAR; isa <= (int)native; isa++) {
     /* Without LLMK_ISA in the environment the ISA in force is exactly `isa`; with it,
      * the header leaves open whether set_max_isa() may go above the env cap, so both
@@ -647,7 +719,8 @@ static void test_random_and_determinism(void) {
         run_case(c, 100 + (uint64_t)i, ctx[t], label);
       }
     }
-    printf("  isa %s: ctx NULL, 1 thread, 2 threads done\n", llmk_isa_name(llmk_get_isa()));
+    printf("  isa %s: ctx NULL, 1 thread, 2 threads done\n",
+           llmk_isa_name(llmk_get_isa()));
   }
   llmk_set_max_isa(native);
   llmk_context_destroy(ctx[1]);
@@ -662,8 +735,12 @@ static void test_random_and_determinism(void) {
  * built in plain mode too (not passed), for the "only one of them" rows. */
 static void fx_init(as_case *c, int spec, int64_t ns, int64_t nq, int64_t S) {
   memset(c, 0, sizeof *c);
-  c->spec = spec; c->ns = ns; c->nq = nq; c->S = spec ? S : 2;
-  c->bs = 16; c->mb = 4;
+  c->spec = spec;
+  c->ns = ns;
+  c->nq = nq;
+  c->S = spec ? S : 2;
+  c->bs = 16;
+  c->mb = 4;
   int keep = spec;
   c->spec = 1;
   case_shapes(c); /* builds all 8 */
@@ -682,8 +759,10 @@ static void fx_init(as_case *c, int spec, int64_t ns, int64_t nq, int64_t S) {
   for (int64_t i = 0; i < nout; i++) {
     c->v[T_TOK][i] = 900 + i;
     c->v[T_SLOT][i] = 700 + i;
-    if (spec) c->v[T_SEQ][i] = 600 + i;
-    else c->v[T_POS][i] = 800 + i;
+    if (spec)
+      c->v[T_SEQ][i] = 600 + i;
+    else
+      c->v[T_POS][i] = 800 + i;
   }
   for (int64_t q = 0; q < ns; q++)
     for (int64_t j = 0; j < c->mb; j++) c->v[T_BT][q * c->mb + j] = 10 * q + j + 1;
@@ -704,12 +783,41 @@ static void fx_init(as_case *c, int spec, int64_t ns, int64_t nq, int64_t S) {
 }
 
 enum defect {
-  D_NONE, D_NULL_TENSOR, D_NULL_WS, D_NULL_PLAN, D_NULL_DATA, D_ALL_DATA_NULL, D_DTYPE,
-  D_RANK, D_SHAPE, D_NEG_STRIDE, D_NUM_SEQS, D_NUM_QUERIES, D_BLOCK_SIZE, D_ONLY,
-  D_SAMPLED_RANK1, D_UNUSED_BT, D_SPEC_SEQ_GARBAGE, D_MIXED_LAYOUT, D_BIG_VALUES,
+  D_NONE,
+  D_NULL_TENSOR,
+  D_NULL_WS,
+  D_NULL_PLAN,
+  D_NULL_DATA,
+  D_ALL_DATA_NULL,
+  D_DTYPE,
+  D_RANK,
+  D_SHAPE,
+  D_NEG_STRIDE,
+  D_NUM_SEQS,
+  D_NUM_QUERIES,
+  D_BLOCK_SIZE,
+  D_ONLY,
+  D_SAMPLED_RANK1,
+  D_UNUSED_BT,
+  D_SPEC_SEQ_GARBAGE,
+  D_MIXED_LAYOUT,
+  D_BIG_VALUES,
   /* value defects (phase 2) */
-  V_SEQ, V_BLK_LOOKUP, V_BLK_ROW, V_SAMP0, V_ACC, V_POS, V_SLOT_I32, V_SEQ_I32, V_POS_I32,
-  V_TOK_I32, V_I64_SLOT, V_SLOT_EDGE, V_I64_SEQ, V_SEQ_I32_SPEC, V_POS_I32_SPEC
+  V_SEQ,
+  V_BLK_LOOKUP,
+  V_BLK_ROW,
+  V_SAMP0,
+  V_ACC,
+  V_POS,
+  V_SLOT_I32,
+  V_SEQ_I32,
+  V_POS_I32,
+  V_TOK_I32,
+  V_I64_SLOT,
+  V_SLOT_EDGE,
+  V_I64_SEQ,
+  V_SEQ_I32_SPEC,
+  V_POS_I32_SPEC
 };
 
 typedef struct err_row {
@@ -733,19 +841,31 @@ static void add(const char *name, int spec, int64_t ns, int64_t nq, int64_t S, i
   if (n_rows == MAX_ROWS) die("too many error rows");
   err_row *r = &rows[n_rows++];
   snprintf(r->name, sizeof r->name, "%s", name);
-  r->spec = spec; r->ns = ns; r->nq = nq; r->S = S;
-  r->defect = defect; r->tensor = tensor; r->a1 = a1; r->a2 = a2;
-  r->expect = expect; r->phase = phase; r->msg = msg;
+  r->spec = spec;
+  r->ns = ns;
+  r->nq = nq;
+  r->S = S;
+  r->defect = defect;
+  r->tensor = tensor;
+  r->a1 = a1;
+  r->a2 = a2;
+  r->expect = expect;
+  r->phase = phase;
+  r->msg = msg;
 }
 
 /* Block index that row q (plain) looks up. */
-static int64_t plain_idx(const as_case *c, int64_t q) { return c->v[T_SEQ][q] / c->bs; }
+static int64_t plain_idx(const as_case *c, int64_t q) {
+  return c->v[T_SEQ][q] / c->bs;
+}
 
 /* Defects on the values, layouts and attributes, before the tensors are built. */
 static void apply_pre(as_case *c, const err_row *r) {
   const int64_t T = c->S + 1, q = r->a1;
   switch (r->defect) {
-    case D_SAMPLED_RANK1: lay_make(&c->L[T_SAMP], LLMK_I64, 1, c->nq, 0, 0); break;
+    case D_SAMPLED_RANK1:
+      lay_make(&c->L[T_SAMP], LLMK_I64, 1, c->nq, 0, 0);
+      break;
     case D_UNUSED_BT: {
       /* entries no row looks up: -1 or the dtype's maximum */
       char used[64 * 4] = {0};
@@ -777,14 +897,24 @@ static void apply_pre(as_case *c, const err_row *r) {
           c->v[T_BT][i * c->mb + j] = i % 3 == 0 ? (INT64_C(1) << 32) + i : i + 1;
       }
       break;
-    case V_SEQ: c->v[T_SEQ][q] = r->a2; break;
-    case V_BLK_LOOKUP: c->v[T_BT][q * c->mb + plain_idx(c, q)] = r->a2; break;
+    case V_SEQ:
+      c->v[T_SEQ][q] = r->a2;
+      break;
+    case V_BLK_LOOKUP:
+      c->v[T_BT][q * c->mb + plain_idx(c, q)] = r->a2;
+      break;
     case V_BLK_ROW:
       for (int64_t j = 0; j < c->mb; j++) c->v[T_BT][q * c->mb + j] = r->a2;
       break;
-    case V_SAMP0: c->v[T_SAMP][q * T] = -1; break;
-    case V_ACC: c->v[T_ACC][q] = r->a2; break;
-    case V_POS: c->v[T_POS][q] = r->a2; break;
+    case V_SAMP0:
+      c->v[T_SAMP][q * T] = -1;
+      break;
+    case V_ACC:
+      c->v[T_ACC][q] = r->a2;
+      break;
+    case V_POS:
+      c->v[T_POS][q] = r->a2;
+      break;
     case V_SLOT_I32: /* block id 2^28 * block_size 16 = 2^32 */
       lay_redo(&c->L[T_SLOT], LLMK_I32, 0);
       if (c->spec)
@@ -804,8 +934,10 @@ static void apply_pre(as_case *c, const err_row *r) {
       break;
     case V_TOK_I32:
       lay_redo(&c->L[T_TOK], LLMK_I32, 0);
-      if (c->spec) c->v[T_SPEC][q * c->S] = INT64_C(1) << 40;
-      else c->v[T_SAMP][q] = INT64_C(1) << 40;
+      if (c->spec)
+        c->v[T_SPEC][q * c->S] = INT64_C(1) << 40;
+      else
+        c->v[T_SAMP][q] = INT64_C(1) << 40;
       break;
     case V_I64_SLOT: /* block id * 16 overflows int64 */
       if (c->spec)
@@ -835,7 +967,8 @@ static void apply_pre(as_case *c, const err_row *r) {
       c->bs = INT64_C(1) << 30;
       c->v[T_POS][q * T] = INT32_MAX - c->v[T_ACC][q];
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -843,12 +976,18 @@ static void apply_pre(as_case *c, const err_row *r) {
 static void apply_post(tset *s, as_case *c, const err_row *r) {
   llmk_tensor *t = r->tensor >= 0 ? &s->x[r->tensor].t : NULL;
   switch (r->defect) {
-    case D_NULL_TENSOR: s->pass[r->tensor] = 0; break;
-    case D_NULL_DATA: t->data = NULL; break;
+    case D_NULL_TENSOR:
+      s->pass[r->tensor] = 0;
+      break;
+    case D_NULL_DATA:
+      t->data = NULL;
+      break;
     case D_ALL_DATA_NULL:
       for (int k = 0; k < T_COUNT; k++) s->x[k].t.data = NULL;
       break;
-    case D_DTYPE: t->dtype = (llmk_dtype)r->a1; break;
+    case D_DTYPE:
+      t->dtype = (llmk_dtype)r->a1;
+      break;
     case D_RANK:
       if (r->a1 == 0) {
         t->rank = 0;
@@ -868,16 +1007,27 @@ static void apply_post(tset *s, as_case *c, const err_row *r) {
         t->rank = 3;
       }
       break;
-    case D_SHAPE: t->shape[r->a1] += r->a2; break;
-    case D_NEG_STRIDE: t->strides[r->a1] = -1; break;
-    case D_NUM_SEQS: c->ns = r->a1; break;
-    case D_NUM_QUERIES: c->nq = r->a1; break;
-    case D_BLOCK_SIZE: c->bs = r->a1; break;
+    case D_SHAPE:
+      t->shape[r->a1] += r->a2;
+      break;
+    case D_NEG_STRIDE:
+      t->strides[r->a1] = -1;
+      break;
+    case D_NUM_SEQS:
+      c->ns = r->a1;
+      break;
+    case D_NUM_QUERIES:
+      c->nq = r->a1;
+      break;
+    case D_BLOCK_SIZE:
+      c->bs = r->a1;
+      break;
     case D_ONLY:
       s->pass[T_SPEC] = s->pass[T_ACC] = 0;
       s->pass[r->tensor] = 1;
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -902,8 +1052,8 @@ static void build_rows(void) {
       0, OK, 0, NULL);
   add("valid plain, sampled_token_ids as [num_queries]", 0, 7, 5, 0, D_SAMPLED_RANK1, -1,
       0, 0, OK, 0, NULL);
-  add("valid plain, mixed dtypes and strides", 0, 7, 5, 0, D_MIXED_LAYOUT, -1, 0, 0, OK, 0,
-      NULL);
+  add("valid plain, mixed dtypes and strides", 0, 7, 5, 0, D_MIXED_LAYOUT, -1, 0, 0, OK,
+      0, NULL);
   add("valid spec, mixed dtypes and strides", 1, 5, 5, 2, D_MIXED_LAYOUT, -1, 1, 0, OK, 0,
       NULL);
   add("valid plain, block_tables entries not looked up = -1", 0, 7, 5, 0, D_UNUSED_BT, -1,
@@ -929,7 +1079,8 @@ static void build_rows(void) {
       snprintf(nm, sizeof nm, "%s: %s NULL", spec ? "spec" : "plain", tname[k]);
       add(nm, spec, spec ? 5 : 7, 5, 2, D_NULL_TENSOR, k, 0, 0, NP, 1, tname[k]);
     }
-  add("workspace_size pointer NULL", 0, 7, 5, 0, D_NULL_WS, -1, 0, 0, NP, 1, "workspace_size");
+  add("workspace_size pointer NULL", 0, 7, 5, 0, D_NULL_WS, -1, 0, 0, NP, 1,
+      "workspace_size");
   add("plan pointer NULL", 0, 7, 5, 0, D_NULL_PLAN, -1, 0, 0, NP, 1, "plan");
   for (int k = 0; k < T_COUNT; k++) {
     int spec = k >= T_SPEC || k == T_SAMP;
@@ -964,7 +1115,8 @@ static void build_rows(void) {
     for (int k = 0; k < T_COUNT; k++) {
       if (!spec && k >= T_SPEC) continue;
       for (int d = -1; d <= 1; d += 2) {
-        snprintf(nm, sizeof nm, "%s: %s shape[0] %+d", spec ? "spec" : "plain", tname[k], d);
+        snprintf(nm, sizeof nm, "%s: %s shape[0] %+d", spec ? "spec" : "plain", tname[k],
+                 d);
         add(nm, spec, spec ? 5 : 7, 5, 2, D_SHAPE, k, 0, d, SH, 1, tname[k]);
       }
     }
@@ -981,14 +1133,16 @@ static void build_rows(void) {
     int spec = k >= T_SPEC || k % 2;
     int dims = (k == T_BT || k == T_SPEC) ? 2 : 1;
     for (int d = 0; d < dims; d++) {
-      snprintf(nm, sizeof nm, "%s: %s strides[%d] = -1", spec ? "spec" : "plain", tname[k], d);
+      snprintf(nm, sizeof nm, "%s: %s strides[%d] = -1", spec ? "spec" : "plain",
+               tname[k], d);
       add(nm, spec, spec ? 5 : 7, 5, 2, D_NEG_STRIDE, k, d, 0, SH, 1, tname[k]);
     }
   }
   /* attributes */
   add("plain: num_seqs = -1", 0, 7, 5, 0, D_NUM_SEQS, -1, -1, 0, AT, 1, "num_seqs");
   add("spec: num_seqs = -1", 1, 5, 5, 2, D_NUM_SEQS, -1, -1, 0, AT, 1, "num_seqs");
-  add("plain: num_queries = -1", 0, 7, 5, 0, D_NUM_QUERIES, -1, -1, 0, AT, 1, "num_queries");
+  add("plain: num_queries = -1", 0, 7, 5, 0, D_NUM_QUERIES, -1, -1, 0, AT, 1,
+      "num_queries");
   add("plain: num_queries = num_seqs + 1", 0, 7, 8, 0, D_NONE, -1, 0, 0, AT, 1,
       "num_queries");
   add("plain: block_size = 0", 0, 7, 5, 0, D_BLOCK_SIZE, -1, 0, 0, AT, 1, "block_size");
@@ -1005,64 +1159,67 @@ static void build_rows(void) {
   /* phase 2: values */
   const char *oor = "block_tables|max_blocks|seq_lens";
   add("plain: seq_lens[0] = -1", 0, 7, 5, 0, V_SEQ, -1, 0, -1, VA, 2, "seq_lens");
-  add("plain: seq_lens[6] = -1 (last row)", 0, 7, 7, 0, V_SEQ, -1, 6, -1, VA, 2, "seq_lens");
-  add("plain: seq_lens[2] = max_blocks*block_size", 0, 7, 5, 0, V_SEQ, -1, 2, 64, VA, 2, oor);
-  add("plain: seq_lens[4] = 2^40", 0, 7, 5, 0, V_SEQ, -1, 4, INT64_C(1) << 40, VA, 2, oor);
-  add("plain: seq_lens[6] = 64 (last row, no padding)", 0, 7, 7, 0, V_SEQ, -1, 6, 64, VA, 2,
+  add("plain: seq_lens[6] = -1 (last row)", 0, 7, 7, 0, V_SEQ, -1, 6, -1, VA, 2,
+      "seq_lens");
+  add("plain: seq_lens[2] = max_blocks*block_size", 0, 7, 5, 0, V_SEQ, -1, 2, 64, VA, 2,
       oor);
+  add("plain: seq_lens[4] = 2^40", 0, 7, 5, 0, V_SEQ, -1, 4, INT64_C(1) << 40, VA, 2,
+      oor);
+  add("plain: seq_lens[6] = 64 (last row, no padding)", 0, 7, 7, 0, V_SEQ, -1, 6, 64, VA,
+      2, oor);
   add("plain, 2500 rows: seq_lens[2400] = 64 (third 1024-row chunk)", 0, 2500, 2500, 0,
       V_SEQ, -1, 2400, 64, VA, 2, oor);
-  add("plain, 2500 rows: seq_lens[2499] = -1", 0, 2500, 2500, 0, V_SEQ, -1, 2499, -1, VA, 2,
-      "seq_lens");
+  add("plain, 2500 rows: seq_lens[2499] = -1", 0, 2500, 2500, 0, V_SEQ, -1, 2499, -1, VA,
+      2, "seq_lens");
   add("plain, 2500 rows: looked-up block id of row 1500 = -1", 0, 2500, 2500, 0,
       V_BLK_LOOKUP, -1, 1500, -1, VA, 2, "block_tables");
-  add("spec, 2500 rows: accepted_num[2499] = -1", 1, 2500, 2500, 1, V_ACC, -1, 2499, -1, VA,
-      2, "accepted_num");
-  add("plain: looked-up block id of row 1 = -1", 0, 7, 5, 0, V_BLK_LOOKUP, -1, 1, -1, VA, 2,
-      "block_tables");
+  add("spec, 2500 rows: accepted_num[2499] = -1", 1, 2500, 2500, 1, V_ACC, -1, 2499, -1,
+      VA, 2, "accepted_num");
+  add("plain: looked-up block id of row 1 = -1", 0, 7, 5, 0, V_BLK_LOOKUP, -1, 1, -1, VA,
+      2, "block_tables");
   add("plain: looked-up block id of row 4 = INT64_MIN", 0, 7, 5, 0, V_BLK_LOOKUP, -1, 4,
       INT64_MIN, VA, 2, "block_tables");
   add("plain: i32 slot_mapping overflow (row 2)", 0, 7, 5, 0, V_SLOT_I32, -1, 2, 0, VA, 2,
       "slot_mapping");
   add("plain: i32 seq_lens overflow (row 1)", 0, 7, 5, 0, V_SEQ_I32, -1, 1, 0, VA, 2,
       "seq_lens");
-  add("plain: i32 input_positions overflow (row 3)", 0, 7, 5, 0, V_POS_I32, -1, 3, 0, VA, 2,
-      "input_positions");
+  add("plain: i32 input_positions overflow (row 3)", 0, 7, 5, 0, V_POS_I32, -1, 3, 0, VA,
+      2, "input_positions");
   add("plain: i32 input_tokens overflow (row 0)", 0, 7, 5, 0, V_TOK_I32, -1, 0, 0, VA, 2,
       "input_tokens");
-  add("plain: int64 overflow of block id * block_size (row 0)", 0, 7, 5, 0, V_I64_SLOT, -1,
-      0, 0, VA, 2, "slot_mapping|block_tables|overflow");
-  add("valid plain: slot = INT64_MAX - 1 (block_size 3, block id INT64_MAX/3)", 0, 7, 5, 0,
-      V_SLOT_EDGE, -1, 2, 0, OK, 0, NULL);
+  add("plain: int64 overflow of block id * block_size (row 0)", 0, 7, 5, 0, V_I64_SLOT,
+      -1, 0, 0, VA, 2, "slot_mapping|block_tables|overflow");
+  add("valid plain: slot = INT64_MAX - 1 (block_size 3, block id INT64_MAX/3)", 0, 7, 5,
+      0, V_SLOT_EDGE, -1, 2, 0, OK, 0, NULL);
   add("valid plain: slot = INT64_MAX (block_size 1, block id INT64_MAX)", 0, 7, 5, 0,
       V_SLOT_EDGE, -1, 3, 1, OK, 0, NULL);
   add("plain: slot = INT64_MAX + 1 (block_size 3, block id INT64_MAX/3)", 0, 7, 5, 0,
       V_SLOT_EDGE, -1, 2, 2, VA, 2, "slot_mapping|block_tables|overflow");
-  add("plain: int64 overflow of seq_lens + 1 (row 2)", 0, 7, 5, 0, V_I64_SEQ, -1, 2, 0, VA, 2,
-      "seq_lens|overflow");
+  add("plain: int64 overflow of seq_lens + 1 (row 2)", 0, 7, 5, 0, V_I64_SEQ, -1, 2, 0,
+      VA, 2, "seq_lens|overflow");
   add("spec: sampled row 0 starts with -1", 1, 5, 5, 2, V_SAMP0, -1, 0, 0, VA, 2,
       "sampled_token_ids");
   add("spec: sampled row 3 starts with -1", 1, 5, 5, 2, V_SAMP0, -1, 3, 0, VA, 2,
       "sampled_token_ids");
   add("spec: accepted_num[2] = -1", 1, 5, 5, 2, V_ACC, -1, 2, -1, VA, 2, "accepted_num");
-  add("spec: accepted_num[4] = 100 (block out of range)", 1, 5, 5, 2, V_ACC, -1, 4, 100, VA,
-      2, "block_tables|max_blocks|input_positions|accepted_num");
+  add("spec: accepted_num[4] = 100 (block out of range)", 1, 5, 5, 2, V_ACC, -1, 4, 100,
+      VA, 2, "block_tables|max_blocks|input_positions|accepted_num");
   add("spec: input_positions[4] = -1", 1, 5, 5, 2, V_POS, -1, 4, -1, VA, 2,
       "input_positions");
-  add("spec: input_positions[14] = 62 (block out of range)", 1, 5, 5, 2, V_POS, -1, 14, 62,
-      VA, 2, "block_tables|max_blocks|input_positions");
+  add("spec: input_positions[14] = 62 (block out of range)", 1, 5, 5, 2, V_POS, -1, 14,
+      62, VA, 2, "block_tables|max_blocks|input_positions");
   add("spec: negative block ids in row 1", 1, 5, 5, 2, V_BLK_ROW, -1, 1, -5, VA, 2,
       "block_tables");
   add("spec: i32 slot_mapping overflow (row 3)", 1, 5, 5, 2, V_SLOT_I32, -1, 3, 0, VA, 2,
       "slot_mapping");
   add("spec: i32 seq_lens overflow (row 0)", 1, 5, 5, 2, V_SEQ_I32_SPEC, -1, 0, 0, VA, 2,
       "seq_lens");
-  add("spec: i32 input_positions overflow (row 2)", 1, 5, 5, 2, V_POS_I32_SPEC, -1, 2, 0, VA,
-      2, "input_positions");
-  add("spec: i32 input_tokens overflow (spec_token row 1)", 1, 5, 5, 2, V_TOK_I32, -1, 1, 0,
-      VA, 2, "input_tokens");
-  add("spec: int64 overflow of block id * block_size (row 4)", 1, 5, 5, 2, V_I64_SLOT, -1, 4,
-      0, VA, 2, "slot_mapping|block_tables|overflow");
+  add("spec: i32 input_positions overflow (row 2)", 1, 5, 5, 2, V_POS_I32_SPEC, -1, 2, 0,
+      VA, 2, "input_positions");
+  add("spec: i32 input_tokens overflow (spec_token row 1)", 1, 5, 5, 2, V_TOK_I32, -1, 1,
+      0, VA, 2, "input_tokens");
+  add("spec: int64 overflow of block id * block_size (row 4)", 1, 5, 5, 2, V_I64_SLOT, -1,
+      4, 0, VA, 2, "slot_mapping|block_tables|overflow");
   add("spec: int64 overflow of position + accepted + 1", 1, 5, 5, 2, V_POS, -1, 3,
       INT64_MAX - 1, VA, 2, "input_positions|accepted_num|overflow");
 }
@@ -1088,8 +1245,8 @@ static void run_row(const err_row *r) {
   llmk_status st = call_p1(&s, c.ns, c.nq, c.bs, r->defect == D_NULL_WS ? NULL : &ws,
                            r->defect == D_NULL_PLAN ? NULL : &plan);
   if (r->phase == 1) {
-    TU_CHECK(st == r->expect, "%s: phase 1 status %d, expected %d ('%s')", r->name, (int)st,
-             (int)r->expect, llmk_last_error());
+    TU_CHECK(st == r->expect, "%s: phase 1 status %d, expected %d ('%s')", r->name,
+             (int)st, (int)r->expect, llmk_last_error());
     if (st == LLMK_SUCCESS) {
       llmk_plan_destroy(plan); /* never run a plan made from a bad descriptor */
     } else {
@@ -1097,8 +1254,9 @@ static void run_row(const err_row *r) {
         TU_CHECK(plan == NULL, "%s: *plan not set to NULL", r->name);
       if (r->defect != D_NULL_WS)
         TU_CHECK(ws == 0, "%s: *workspace_size = %zu, not 0", r->name, ws);
-      TU_CHECK(msg_ok(r->msg), "%s: message '%s' should start with 'advance_step:' and name %s",
-               r->name, llmk_last_error(), r->msg ? r->msg : "the op");
+      TU_CHECK(msg_ok(r->msg),
+               "%s: message '%s' should start with 'advance_step:' and name %s", r->name,
+               llmk_last_error(), r->msg ? r->msg : "the op");
     }
   } else {
     TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", r->name, (int)st,
@@ -1110,21 +1268,22 @@ static void run_row(const err_row *r) {
                (int)st, (int)r->expect, st ? llmk_last_error() : "");
       if (r->expect != LLMK_SUCCESS && st != LLMK_SUCCESS) {
         TU_CHECK(msg_ok(r->msg),
-                 "%s: message '%s' should start with 'advance_step:' and name %s", r->name,
-                 llmk_last_error(), r->msg);
+                 "%s: message '%s' should start with 'advance_step:' and name %s",
+                 r->name, llmk_last_error(), r->msg);
         /* the row must be named; rows 0 and 1 are too common as digits to tell */
         if (!r->spec && r->a1 >= 2) {
           char row[24];
           snprintf(row, sizeof row, "%" PRId64, r->a1);
-          TU_CHECK(strstr(llmk_last_error(), row) != NULL, "%s: message '%s' names no row %s",
-                   r->name, llmk_last_error(), row);
+          TU_CHECK(strstr(llmk_last_error(), row) != NULL,
+                   "%s: message '%s' names no row %s", r->name, llmk_last_error(), row);
         }
       }
       if (r->expect == LLMK_SUCCESS) tset_store_out(&e, &c);
     }
     if (st != r->expect) { /* already reported; only the guards are worth a look */
       for (int k = 0; k < T_COUNT; k++)
-        if (s.built[k]) TU_CHECK(tu_buf_check(&s.x[k].buf), "%s: %s guards", r->name, tname[k]);
+        if (s.built[k])
+          TU_CHECK(tu_buf_check(&s.x[k].buf), "%s: %s guards", r->name, tname[k]);
       tset_free(&s);
       tset_free(&e);
       case_free(&c);
@@ -1162,26 +1321,33 @@ static void test_lifecycle(void) {
       tset_copy(&e, &s);
       size_t ws = 0;
       llmk_plan *plan = NULL;
-      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1", mode);
-      TU_CHECK(llmk_plan_set_repeatable(plan) == LLMK_SUCCESS, "%s: set_repeatable", mode);
+      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1",
+               mode);
+      TU_CHECK(llmk_plan_set_repeatable(plan) == LLMK_SUCCESS, "%s: set_repeatable",
+               mode);
       as_case step = c; /* shares arrays; advanced in place, c is rebuilt below */
       for (int run = 0; run < 3; run++) {
         llmk_status st = run_plan(plan, ws, NULL);
-        TU_CHECK(st == LLMK_SUCCESS, "%s: repeatable run %d: %d ('%s')", mode, run, (int)st,
-                 llmk_last_error());
+        TU_CHECK(st == LLMK_SUCCESS, "%s: repeatable run %d: %d ('%s')", mode, run,
+                 (int)st, llmk_last_error());
         if (run > 0) {
           case_advance(&step);
-          TU_CHECK(case_expect(&step) == LLMK_SUCCESS, "%s: reference step %d", mode, run);
+          TU_CHECK(case_expect(&step) == LLMK_SUCCESS, "%s: reference step %d", mode,
+                   run);
         }
       }
       tset_store_out(&e, &step);
       char label[64];
       snprintf(label, sizeof label, "%s: repeatable plan run 3 times", mode);
       tset_same(&s, &e, &step, label);
-      TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "%s: destroy repeatable plan", mode);
+      TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "%s: destroy repeatable plan",
+               mode);
       tset_free(&s);
       tset_free(&e);
-      for (int k = 0; k < T_COUNT; k++) { c.v[k] = step.v[k]; c.out[k] = step.out[k]; }
+      for (int k = 0; k < T_COUNT; k++) {
+        c.v[k] = step.v[k];
+        c.out[k] = step.out[k];
+      }
     }
     case_free(&c);
     fx_init(&c, spec, spec ? 5 : 7, 5, 2);
@@ -1194,13 +1360,14 @@ static void test_lifecycle(void) {
       tset_copy(&e, &s);
       size_t ws = 0;
       llmk_plan *plan = NULL;
-      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1", mode);
+      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1",
+               mode);
       TU_CHECK(run_plan(plan, ws, NULL) == LLMK_SUCCESS, "%s: first run ('%s')", mode,
                llmk_last_error());
       tset_store_out(&e, &c);
       llmk_status st = run_plan(plan, ws, NULL);
-      TU_CHECK(st == LLMK_ERROR_INVALID_PLAN, "%s: second run of a consumed plan: %d", mode,
-               (int)st);
+      TU_CHECK(st == LLMK_ERROR_INVALID_PLAN, "%s: second run of a consumed plan: %d",
+               mode, (int)st);
       char label[64];
       snprintf(label, sizeof label, "%s: consumed plan run again", mode);
       tset_same(&s, &e, &c, label);
@@ -1214,7 +1381,8 @@ static void test_lifecycle(void) {
       tset_build(&s, &c, 23);
       size_t ws = 0;
       llmk_plan *plan = NULL;
-      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1", mode);
+      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1",
+               mode);
       TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "%s: destroy unrun plan", mode);
       tset_free(&s);
     }
@@ -1226,15 +1394,16 @@ static void test_lifecycle(void) {
       tset_copy(&e, &s);
       size_t ws = 0;
       llmk_plan *plan = (llmk_plan *)(void *)&sentinel;
-      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1", mode);
+      TU_CHECK(call_p1(&s, c.ns, c.nq, c.bs, &ws, &plan) == LLMK_SUCCESS, "%s: phase 1",
+               mode);
       if (ws == 0) {
         printf("%s: workspace size is 0: WORKSPACE_TOO_SMALL case skipped\n", mode);
         TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "%s: destroy", mode);
       } else {
         void *w = malloc(ws);
         llmk_status st = llmk_advance_step(w, ws - 1, plan, NULL);
-        TU_CHECK(st == LLMK_ERROR_WORKSPACE_TOO_SMALL, "%s: workspace %zu of %zu: %d", mode,
-                 ws - 1, ws, (int)st);
+        TU_CHECK(st == LLMK_ERROR_WORKSPACE_TOO_SMALL, "%s: workspace %zu of %zu: %d",
+                 mode, ws - 1, ws, (int)st);
         free(w);
         tset_same(&s, &e, &c, "workspace too small");
       }
@@ -1243,7 +1412,8 @@ static void test_lifecycle(void) {
     }
     case_free(&c);
   }
-  TU_CHECK(llmk_advance_step(NULL, 0, NULL, NULL) == LLMK_ERROR_INVALID_PLAN, "NULL plan");
+  TU_CHECK(llmk_advance_step(NULL, 0, NULL, NULL) == LLMK_ERROR_INVALID_PLAN,
+           "NULL plan");
   TU_CHECK(llmk_plan_destroy(NULL) == LLMK_SUCCESS, "llmk_plan_destroy(NULL)");
   TU_CHECK(llmk_plan_set_repeatable(NULL) == LLMK_ERROR_INVALID_PLAN,
            "llmk_plan_set_repeatable(NULL)");
@@ -1265,7 +1435,7 @@ int main(void) {
   test_lifecycle();
   test_random_and_determinism();
   double t3 = now_s();
-  printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n", t3 - t0,
-         t1 - t0, t2 - t1, t3 - t2);
+  printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n",
+         t3 - t0, t1 - t0, t2 - t1, t3 - t2);
   return tu_finish("test_advance_step");
 }

@@ -1,8 +1,9 @@
-/* apply_top_k_top_p: the CANN sample, random rows against tests/ref/apply_top_k_top_p_ref.c
- * (f32/f16/bf16, p in logits' dtype or f32, k i32/i64, ties, -inf-heavy, peaked and flat
- * rows, strided / transposed / in-place views), special values, phase-2 value errors,
- * min-p with kept counts, the with-sorted entry point, sampling (frequencies, greedy,
- * reproducibility), an error table, and byte-identical results for every context and ISA.
+/* apply_top_k_top_p: the CANN sample, random rows against
+ * tests/ref/apply_top_k_top_p_ref.c (f32/f16/bf16, p in logits' dtype or f32, k i32/i64,
+ * ties, -inf-heavy, peaked and flat rows, strided / transposed / in-place views), special
+ * values, phase-2 value errors, min-p with kept counts, the with-sorted entry point,
+ * sampling (frequencies, greedy, reproducibility), an error table, and byte-identical
+ * results for every context and ISA.
  *
  * Rows whose top-p boundary is within 64 ulp of 1-p (reference margin info), or where
  * some expf(x-max) is within 1e-5 relative of min_p, are regenerated (counted and
@@ -11,11 +12,10 @@
 #include <math.h>
 #include <time.h>
 
-#include "llmk/llmk.h"
-
-#include "convert_ref.h"
-#include "test_util.h"
 #include "apply_top_k_top_p_ref.h"
+#include "convert_ref.h"
+#include "llmk/llmk.h"
+#include "test_util.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define TK_SAN 1
@@ -36,7 +36,9 @@ static void *xmalloc(size_t n) {
 
 /* ----------------------------------------------------------- dtype helpers */
 
-static size_t dsz(llmk_dtype dt) { return llmk_dtype_size(dt); }
+static size_t dsz(llmk_dtype dt) {
+  return llmk_dtype_size(dt);
+}
 
 static uint32_t enc(llmk_dtype dt, float v) {
   if (dt == LLMK_F32) {
@@ -56,7 +58,9 @@ static float dec(llmk_dtype dt, uint32_t b) {
   return (float)ref_decode(dt == LLMK_F16 ? REF_F16 : REF_BF16, b);
 }
 
-static float rnd(llmk_dtype dt, float v) { return dec(dt, enc(dt, v)); }
+static float rnd(llmk_dtype dt, float v) {
+  return dec(dt, enc(dt, v));
+}
 
 static uint32_t ninf_bits(llmk_dtype dt) {
   return dt == LLMK_F32 ? 0xFF800000u : dt == LLMK_F16 ? 0xFC00u : 0xFF80u;
@@ -104,7 +108,9 @@ static int64_t get_int(llmk_dtype dt, const void *base, int64_t i) {
   return v;
 }
 
-static const char *dname(llmk_dtype dt) { return llmk_dtype_name(dt); }
+static const char *dname(llmk_dtype dt) {
+  return llmk_dtype_name(dt);
+}
 
 /* ----------------------------------------------------------------- tensors */
 
@@ -123,10 +129,22 @@ static void t1(llmk_tensor *t, llmk_dtype dt, int64_t n, void *data) {
  * ([V, B] contiguous), 3 padded rows and column stride 2. */
 static void lay_strides(int kind, int64_t B, int64_t V, int64_t st[2]) {
   switch (kind) {
-    case 0: st[0] = V; st[1] = 1; break;
-    case 1: st[0] = V + 5; st[1] = 1; break;
-    case 2: st[0] = 1; st[1] = B; break;
-    default: st[0] = 2 * V + 3; st[1] = 2; break;
+    case 0:
+      st[0] = V;
+      st[1] = 1;
+      break;
+    case 1:
+      st[0] = V + 5;
+      st[1] = 1;
+      break;
+    case 2:
+      st[0] = 1;
+      st[1] = B;
+      break;
+    default:
+      st[0] = 2 * V + 3;
+      st[1] = 2;
+      break;
   }
 }
 
@@ -170,7 +188,8 @@ static void gen_row(float *x, int64_t V, int kind, llmk_dtype dt) {
       int nd = (int)tu_rand_range(1, 4);
       static const float steps[3] = {0.25f, 1.0f, 3.0f};
       float step = steps[tu_rand_range(0, 2)];
-      for (int64_t i = 0; i < V; i++) x[i] = (float)tu_rand_range(0, nd - 1) * step - 1.0f;
+      for (int64_t i = 0; i < V; i++)
+        x[i] = (float)tu_rand_range(0, nd - 1) * step - 1.0f;
       break;
     }
     case G_NINF: {
@@ -191,13 +210,13 @@ static void gen_row(float *x, int64_t V, int kind, llmk_dtype dt) {
 typedef struct tcase {
   llmk_dtype dt;
   int64_t B, V;
-  int lin, lout, inplace;                          /* layouts; inplace: out = logits */
+  int lin, lout, inplace;                             /* layouts; inplace: out = logits */
   int has_k, k64, has_p, p_f32, has_mp, mp_f32, kept; /* kept: 0 none, 1 i32, 2 i64 */
-  float *x;      /* [B*V] values (exact in dt) */
-  int64_t *k;    /* [B] */
-  float *p, *mp; /* [B] as the op reads them */
-  unsigned char *keep; /* expected [B*V] */
-  int64_t *nkept;      /* expected [B] */
+  float *x;                                           /* [B*V] values (exact in dt) */
+  int64_t *k;                                         /* [B] */
+  float *p, *mp;                                      /* [B] as the op reads them */
+  unsigned char *keep;                                /* expected [B*V] */
+  int64_t *nkept;                                     /* expected [B] */
 } tcase;
 
 static long n_regen;
@@ -224,8 +243,12 @@ static void case_free(tcase *c) {
   c->k = c->nkept = NULL;
 }
 
-static llmk_dtype p_dtype(const tcase *c) { return c->p_f32 ? LLMK_F32 : c->dt; }
-static llmk_dtype mp_dtype(const tcase *c) { return c->mp_f32 ? LLMK_F32 : c->dt; }
+static llmk_dtype p_dtype(const tcase *c) {
+  return c->p_f32 ? LLMK_F32 : c->dt;
+}
+static llmk_dtype mp_dtype(const tcase *c) {
+  return c->mp_f32 ? LLMK_F32 : c->dt;
+}
 
 static int64_t pick_k(int64_t V) {
   int64_t ks[7] = {1, 2, 50, V - 1, V, 0, -1};
@@ -307,7 +330,8 @@ static llmk_status run_apply(const tcase *c, llmk_context *ctx, uint32_t *bits,
   lay_strides(c->lin, B, V, si);
   lay_strides(c->inplace ? c->lin : c->lout, B, V, so);
   int64_t spi = lay_span(B, V, si), spo = lay_span(B, V, so);
-  tu_buf lb = tu_buf_alloc((size_t)spi * es), ob = tu_buf_alloc(c->inplace ? 0 : (size_t)spo * es);
+  tu_buf lb = tu_buf_alloc((size_t)spi * es),
+         ob = tu_buf_alloc(c->inplace ? 0 : (size_t)spo * es);
   memset(lb.data, 0x5A, lb.size);
   if (ob.size) memset(ob.data, 0x5A, ob.size);
   for (int64_t r = 0; r < B; r++)
@@ -347,14 +371,18 @@ static llmk_status run_apply(const tcase *c, llmk_context *ctx, uint32_t *bits,
     st = llmk_apply_top_k_top_p(w, ws, plan, ctx);
     free(w);
   } else {
-    TU_CHECK(0, "%s: get_workspace_size failed: %d %s", label, (int)st, llmk_last_error());
+    TU_CHECK(0, "%s: get_workspace_size failed: %d %s", label, (int)st,
+             llmk_last_error());
   }
   for (int64_t r = 0; r < B; r++) {
-    for (int64_t v = 0; v < V; v++) bits[r * V + v] = getb(dt, odata, r * so[0] + v * so[1]);
-    if (kept_out) kept_out[r] = c->kept ? get_int(c->kept == 1 ? LLMK_I32 : LLMK_I64, keb.data, r) : -7;
+    for (int64_t v = 0; v < V; v++)
+      bits[r * V + v] = getb(dt, odata, r * so[0] + v * so[1]);
+    if (kept_out)
+      kept_out[r] =
+          c->kept ? get_int(c->kept == 1 ? LLMK_I32 : LLMK_I64, keb.data, r) : -7;
   }
-  TU_CHECK(tu_buf_check(&lb) && tu_buf_check(&ob) && tu_buf_check(&pb) && tu_buf_check(&kb) &&
-               tu_buf_check(&mb) && tu_buf_check(&keb),
+  TU_CHECK(tu_buf_check(&lb) && tu_buf_check(&ob) && tu_buf_check(&pb) &&
+               tu_buf_check(&kb) && tu_buf_check(&mb) && tu_buf_check(&keb),
            "%s: guard zone overwritten", label);
   /* untouched gaps: everything in out's span that is no element keeps 0x5A */
   if (!c->inplace) {
@@ -382,7 +410,8 @@ static llmk_status run_apply(const tcase *c, llmk_context *ctx, uint32_t *bits,
 }
 
 static void case_label(const tcase *c, char *buf, size_t n, const char *what) {
-  snprintf(buf, n, "%s dt=%s B=%" PRId64 " V=%" PRId64 " lay=%d/%d%s k=%s%s p=%s%s mp=%s kept=%d",
+  snprintf(buf, n,
+           "%s dt=%s B=%" PRId64 " V=%" PRId64 " lay=%d/%d%s k=%s%s p=%s%s mp=%s kept=%d",
            what, dname(c->dt), c->B, c->V, c->lin, c->lout, c->inplace ? " inplace" : "",
            c->has_k ? "yes" : "no", c->k64 ? "(i64)" : "(i32)", c->has_p ? "yes" : "no",
            c->p_f32 ? "(f32)" : "", c->has_mp ? "yes" : "no", c->kept);
@@ -409,8 +438,8 @@ static int check_vs_ref(const tcase *c, const uint32_t *bits, const int64_t *kep
         int64_t i = r * c->V + (first < 0 ? 0 : first);
         TU_CHECK(0,
                  "%s: row %" PRId64 " (k=%" PRId64 " p=%.9g min_p=%.9g): %" PRId64
-                 " entries differ, first at %" PRId64 " x=%.9g expect %s got bits 0x%x; kept %" PRId64
-                 " expect %" PRId64,
+                 " entries differ, first at %" PRId64
+                 " x=%.9g expect %s got bits 0x%x; kept %" PRId64 " expect %" PRId64,
                  label, r, c->k[r], (double)c->p[r], (double)c->mp[r], nd, first,
                  (double)c->x[i], c->keep[i] ? "kept" : "masked", (unsigned)bits[i],
                  kept ? kept[r] : -1, c->nkept[r]);
@@ -437,7 +466,8 @@ static void run_and_check(const tcase *c, const char *what) {
 /* ------------------------------------------------------------ 1: the sample */
 
 static void test_sample(void) {
-  float lg[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, pv[3] = {0.2f, 0.4f, 0.6f}, out[12];
+  float lg[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, pv[3] = {0.2f, 0.4f, 0.6f},
+        out[12];
   int32_t kv[3] = {1, 2, 3};
   llmk_tensor L, O, P, K;
   t2(&L, LLMK_F32, 3, 4, NULL, lg);
@@ -456,8 +486,8 @@ static void test_sample(void) {
   TU_CHECK(st == LLMK_SUCCESS, "sample: run %d %s", (int)st, llmk_last_error());
   for (int i = 0; i < 12; i++) {
     float e = (i % 4 == 3) ? lg[i] : -INFINITY;
-    TU_CHECK(memcmp(&e, &out[i], 4) == 0, "sample: out[%d][%d] = %g, expected %g", i / 4, i % 4,
-             (double)out[i], (double)e);
+    TU_CHECK(memcmp(&e, &out[i], 4) == 0, "sample: out[%d][%d] = %g, expected %g", i / 4,
+             i % 4, (double)out[i], (double)e);
   }
 }
 
@@ -609,13 +639,15 @@ static void test_special(void) {
             if (isnan(xv) || xv == INFINITY) has_special = 1;
             if (isnan(xv) && bits[r * s.V + v] == ninf_bits(s.dt)) nan_masked = 1;
           }
-          TU_CHECK(!nan_masked, "%s V=%" PRId64 " row %" PRId64 ": a NaN was masked", dname(s.dt),
-                   s.V, r);
+          TU_CHECK(!nan_masked, "%s V=%" PRId64 " row %" PRId64 ": a NaN was masked",
+                   dname(s.dt), s.V, r);
           if (has_special && !s.has_k) { /* p / min-p only: nothing may change */
             for (int64_t v = 0; v < s.V; v++)
               if (bits[r * s.V + v] != enc(s.dt, s.x[r * s.V + v])) changed_by_p = 1;
-            TU_CHECK(!changed_by_p, "%s V=%" PRId64 " row %" PRId64
-                     ": top-p/min-p changed a row with NaN/+inf", dname(s.dt), s.V, r);
+            TU_CHECK(!changed_by_p,
+                     "%s V=%" PRId64 " row %" PRId64
+                     ": top-p/min-p changed a row with NaN/+inf",
+                     dname(s.dt), s.V, r);
           }
         }
       free(bits);
@@ -646,7 +678,8 @@ static void test_special(void) {
     t1(&K, LLMK_I32, 0, &kd);
     size_t ws = 0;
     llmk_plan *plan = NULL;
-    llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(&L, NULL, &K, &O, &ws, &plan);
+    llmk_status st =
+        llmk_apply_top_k_top_p_get_workspace_size(&L, NULL, &K, &O, &ws, &plan);
     if (st == LLMK_SUCCESS) st = llmk_apply_top_k_top_p(NULL, 0, plan, NULL);
     TU_CHECK(st == LLMK_SUCCESS, "B=0: status %d %s", (int)st, llmk_last_error());
   }
@@ -661,9 +694,11 @@ static void test_bad_values(void) {
         for (int which = 0; which < 2; which++) { /* 0: p, 1: min_p */
           llmk_dtype dt = DTS[d], pdt = pf ? LLMK_F32 : dt;
           int64_t B = 3, V = 20;
-          tu_buf lb = tu_buf_alloc((size_t)(B * V) * dsz(dt)), ob = tu_buf_alloc((size_t)(B * V) * dsz(dt));
+          tu_buf lb = tu_buf_alloc((size_t)(B * V) * dsz(dt)),
+                 ob = tu_buf_alloc((size_t)(B * V) * dsz(dt));
           tu_buf pb = tu_buf_alloc((size_t)B * 4);
-          for (int64_t i = 0; i < B * V; i++) putb(dt, lb.data, i, enc(dt, (float)gauss()));
+          for (int64_t i = 0; i < B * V; i++)
+            putb(dt, lb.data, i, enc(dt, (float)gauss()));
           memset(ob.data, 0x33, ob.size);
           for (int64_t r = 0; r < B; r++) putb(pdt, pb.data, r, enc(pdt, 0.5f));
           putb(pdt, pb.data, 1, enc(pdt, bad[b]));
@@ -676,23 +711,26 @@ static void test_bad_values(void) {
           t1(&P, pdt, B, pb.data);
           size_t ws = 0;
           llmk_plan *plan = NULL;
-          llmk_status st =
-              which == 0 ? llmk_apply_top_k_top_p_get_workspace_size(&L, &P, NULL, &O, &ws, &plan)
-                         : llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, NULL, NULL, &P, &O, NULL,
-                                                                           &ws, &plan);
-          TU_CHECK(st == LLMK_SUCCESS, "bad value phase 1: %d %s", (int)st, llmk_last_error());
+          llmk_status st = which == 0 ? llmk_apply_top_k_top_p_get_workspace_size(
+                                            &L, &P, NULL, &O, &ws, &plan)
+                                      : llmk_apply_top_k_top_p_min_p_get_workspace_size(
+                                            &L, NULL, NULL, &P, &O, NULL, &ws, &plan);
+          TU_CHECK(st == LLMK_SUCCESS, "bad value phase 1: %d %s", (int)st,
+                   llmk_last_error());
           if (st == LLMK_SUCCESS) {
             void *w = ws ? xmalloc(ws) : NULL;
             st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
             free(w);
             const char *m = llmk_last_error();
-            TU_CHECK(st == LLMK_ERROR_INVALID_VALUE && strncmp(m, "apply_top_k_top_p:", 18) == 0 &&
+            TU_CHECK(st == LLMK_ERROR_INVALID_VALUE &&
+                         strncmp(m, "apply_top_k_top_p:", 18) == 0 &&
                          strstr(m, which ? "min_p" : "p") && strstr(m, "1"),
                      "%s %s=%g (%s): status %d '%s'", dname(dt), which ? "min_p" : "p",
                      (double)bad[b], dname(pdt), (int)st, m);
           }
-          TU_CHECK(memcmp(oc, ob.data, ob.size) == 0 && memcmp(lc, lb.data, lb.size) == 0 &&
-                       tu_buf_check(&ob) && tu_buf_check(&lb) && tu_buf_check(&pb),
+          TU_CHECK(memcmp(oc, ob.data, ob.size) == 0 &&
+                       memcmp(lc, lb.data, lb.size) == 0 && tu_buf_check(&ob) &&
+                       tu_buf_check(&lb) && tu_buf_check(&pb),
                    "%s bad %s: buffers changed", dname(dt), which ? "min_p" : "p");
           free(lc);
           free(oc);
@@ -701,7 +739,6 @@ static void test_bad_values(void) {
           tu_buf_free(&pb);
         }
 }
-
 
 /* explicit: the k-th largest is a NaN (k <= number of NaNs): every non-NaN is masked */
 static void test_nan_kth(void) {
@@ -713,7 +750,8 @@ static void test_nan_kth(void) {
   t1(&K, LLMK_I32, 1, &kv);
   size_t ws = 0;
   llmk_plan *plan = NULL;
-  llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(&L, NULL, &K, &O, &ws, &plan);
+  llmk_status st =
+      llmk_apply_top_k_top_p_get_workspace_size(&L, NULL, &K, &O, &ws, &plan);
   if (st == LLMK_SUCCESS) {
     void *w = ws ? xmalloc(ws) : NULL;
     st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
@@ -724,9 +762,11 @@ static void test_nan_kth(void) {
   int ok = isnan(o[2]);
   for (int i = 0; i < 8; i++)
     if (i != 2) ok &= o[i] == x[i];
-  TU_CHECK(ok, "f32 [1,2,NaN,4,5,6,7,8] k=1: expected the row unchanged, got "
-           "%g %g %g %g %g %g %g %g", (double)o[0], (double)o[1], (double)o[2], (double)o[3],
-           (double)o[4], (double)o[5], (double)o[6], (double)o[7]);
+  TU_CHECK(ok,
+           "f32 [1,2,NaN,4,5,6,7,8] k=1: expected the row unchanged, got "
+           "%g %g %g %g %g %g %g %g",
+           (double)o[0], (double)o[1], (double)o[2], (double)o[3], (double)o[4],
+           (double)o[5], (double)o[6], (double)o[7]);
 }
 
 /* ------------------------------------------------------- 5: with_sorted */
@@ -746,8 +786,9 @@ static void test_with_sorted(void) {
         int64_t B = c.B, V = c.V, n = B * V;
         int use_logits = rep == 0;
         tu_buf sv = tu_buf_alloc((size_t)n * dsz(dt)), si = tu_buf_alloc((size_t)n * 4),
-               lg = tu_buf_alloc((size_t)n * dsz(dt)), ob = tu_buf_alloc((size_t)n * dsz(dt)),
-               pb = tu_buf_alloc((size_t)B * 4), kb = tu_buf_alloc((size_t)B * 8);
+               lg = tu_buf_alloc((size_t)n * dsz(dt)),
+               ob = tu_buf_alloc((size_t)n * dsz(dt)), pb = tu_buf_alloc((size_t)B * 4),
+               kb = tu_buf_alloc((size_t)B * 8);
         int64_t *idx = xmalloc((size_t)V * 8);
         float *alt = xmalloc((size_t)n * 4);
         for (int64_t r = 0; r < B; r++) {
@@ -775,15 +816,15 @@ static void test_with_sorted(void) {
         size_t ws = 0;
         llmk_plan *plan = NULL;
         llmk_status st = llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
-            &SV, &SI, c.has_p ? &P : NULL, c.has_k ? &K : NULL, use_logits ? &LG : NULL, &O, &ws,
-            &plan);
+            &SV, &SI, c.has_p ? &P : NULL, c.has_k ? &K : NULL, use_logits ? &LG : NULL,
+            &O, &ws, &plan);
         if (st == LLMK_SUCCESS) {
           void *w = ws ? xmalloc(ws) : NULL;
           st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
           free(w);
         }
-        TU_CHECK(st == LLMK_SUCCESS, "with_sorted %s V=%" PRId64 ": %d %s", dname(dt), V, (int)st,
-                 llmk_last_error());
+        TU_CHECK(st == LLMK_SUCCESS, "with_sorted %s V=%" PRId64 ": %d %s", dname(dt), V,
+                 (int)st, llmk_last_error());
         int64_t bad = 0, first = -1;
         for (int64_t i = 0; i < n && st == LLMK_SUCCESS; i++) {
           uint32_t e = c.keep[i] ? enc(dt, use_logits ? alt[i] : c.x[i]) : ninf_bits(dt);
@@ -792,33 +833,39 @@ static void test_with_sorted(void) {
             bad++;
           }
         }
-        TU_CHECK(bad == 0, "with_sorted %s B=%" PRId64 " V=%" PRId64 " logits=%d: %" PRId64
-                 " entries differ, first %" PRId64, dname(dt), B, V, use_logits, bad, first);
-        TU_CHECK(tu_buf_check(&sv) && tu_buf_check(&si) && tu_buf_check(&lg) && tu_buf_check(&ob),
+        TU_CHECK(bad == 0,
+                 "with_sorted %s B=%" PRId64 " V=%" PRId64 " logits=%d: %" PRId64
+                 " entries differ, first %" PRId64,
+                 dname(dt), B, V, use_logits, bad, first);
+        TU_CHECK(tu_buf_check(&sv) && tu_buf_check(&si) && tu_buf_check(&lg) &&
+                     tu_buf_check(&ob),
                  "with_sorted: guards");
         /* a repeated index, an index == V, an index -1: INVALID_VALUE, out unchanged */
         if (V >= 2)
           for (int e = 0; e < 3; e++) {
             int64_t r = B - 1, j = tu_rand_range(0, V - 1);
             int64_t old = get_int(LLMK_I32, si.data, r * V + j);
-            int64_t nv = e == 0 ? get_int(LLMK_I32, si.data, r * V + (j + 1) % V) : e == 1 ? V : -1;
+            int64_t nv = e == 0   ? get_int(LLMK_I32, si.data, r * V + (j + 1) % V)
+                         : e == 1 ? V
+                                  : -1;
             put_int(LLMK_I32, si.data, r * V + j, nv);
             memset(ob.data, 0x77, ob.size);
             unsigned char *oc = xmalloc(ob.size);
             memcpy(oc, ob.data, ob.size);
             plan = NULL;
             st = llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
-                &SV, &SI, c.has_p ? &P : NULL, c.has_k ? &K : NULL, use_logits ? &LG : NULL, &O,
-                &ws, &plan);
+                &SV, &SI, c.has_p ? &P : NULL, c.has_k ? &K : NULL,
+                use_logits ? &LG : NULL, &O, &ws, &plan);
             if (st == LLMK_SUCCESS) {
               void *w = ws ? xmalloc(ws) : NULL;
               st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
               free(w);
             }
-            TU_CHECK(st == LLMK_ERROR_INVALID_VALUE &&
-                         strncmp(llmk_last_error(), "apply_top_k_top_p_with_sorted:", 30) == 0,
-                     "with_sorted bad index kind %d V=%" PRId64 ": status %d '%s'", e, V, (int)st,
-                     llmk_last_error());
+            TU_CHECK(
+                st == LLMK_ERROR_INVALID_VALUE &&
+                    strncmp(llmk_last_error(), "apply_top_k_top_p_with_sorted:", 30) == 0,
+                "with_sorted bad index kind %d V=%" PRId64 ": status %d '%s'", e, V,
+                (int)st, llmk_last_error());
             TU_CHECK(memcmp(oc, ob.data, ob.size) == 0 && tu_buf_check(&ob),
                      "with_sorted bad index: out changed");
             free(oc);
@@ -884,7 +931,8 @@ static llmk_status run_sample(const scase *s, llmk_context *ctx, int64_t *ids) {
     st = llmk_apply_top_k_top_p(w, ws, plan, ctx);
     free(w);
   }
-  for (int64_t r = 0; r < B; r++) ids[r] = get_int(s->ids64 ? LLMK_I64 : LLMK_I32, ib.data, r);
+  for (int64_t r = 0; r < B; r++)
+    ids[r] = get_int(s->ids64 ? LLMK_I64 : LLMK_I32, ib.data, r);
   TU_CHECK(tu_buf_check(&lb) && tu_buf_check(&ib), "sample: guards");
   tu_buf_free(&lb);
   tu_buf_free(&kb);
@@ -909,7 +957,8 @@ static void test_sampling(void) {
   {
     enum { V = 12 };
     int64_t B = TK_SAN ? 20000 : 20000;
-    const float base[V] = {0.3f, 1.9f, -0.4f, 1.2f, 2.6f, 0.9f, -1.5f, 2.2f, 1.5f, 0.1f, 2.9f, 0.6f};
+    const float base[V] = {0.3f,  1.9f, -0.4f, 1.2f, 2.6f, 0.9f,
+                           -1.5f, 2.2f, 1.5f,  0.1f, 2.9f, 0.6f};
     float t = 0.7f, y[V];
     for (int i = 0; i < V; i++) y[i] = base[i] / t;
     tkp_ref_args a = {8, 1, 0.9f, 0, 0.0f};
@@ -922,8 +971,10 @@ static void test_sampling(void) {
       if (keep[i] && y[i] > m) m = y[i];
     double prob[V], sum = 0;
     for (int i = 0; i < V; i++) sum += prob[i] = keep[i] ? exp((double)y[i] - m) : 0.0;
-    float *x = xmalloc((size_t)(B * V) * 4), *pp = xmalloc((size_t)B * 4), *tt = xmalloc((size_t)B * 4);
-    int64_t *kk = xmalloc((size_t)B * 8), *sd = xmalloc((size_t)B * 8), *ids = xmalloc((size_t)B * 8);
+    float *x = xmalloc((size_t)(B * V) * 4), *pp = xmalloc((size_t)B * 4),
+          *tt = xmalloc((size_t)B * 4);
+    int64_t *kk = xmalloc((size_t)B * 8), *sd = xmalloc((size_t)B * 8),
+            *ids = xmalloc((size_t)B * 8);
     for (int64_t r = 0; r < B; r++) {
       memcpy(x + r * V, base, sizeof base);
       pp[r] = 0.9f;
@@ -950,8 +1001,8 @@ static void test_sampling(void) {
         cells++;
       }
     double crit = chi2_crit(cells - 1);
-    printf("sampling: %d kept ids, chi2 = %.2f (df %d, critical %.2f for p = 1e-6)\n", cells, chi,
-           cells - 1, crit);
+    printf("sampling: %d kept ids, chi2 = %.2f (df %d, critical %.2f for p = 1e-6)\n",
+           cells, chi, cells - 1, crit);
     TU_CHECK(outside == 0, "freq: %ld ids outside the kept set", outside);
     TU_CHECK(chi < crit, "freq: chi2 %.2f >= %.2f", chi, crit);
     /* same (seed, offset) twice: same ids; another offset / seed: other draws */
@@ -964,10 +1015,12 @@ static void test_sampling(void) {
     run_sample(&s, NULL, ids2);
     long diff = 0;
     for (int64_t r = 0; r < B; r++) diff += ids[r] != ids2[r];
-    TU_CHECK(diff > B / 4, "sample: offset 1 changed only %ld of %" PRId64 " draws", diff, B);
+    TU_CHECK(diff > B / 4, "sample: offset 1 changed only %ld of %" PRId64 " draws", diff,
+             B);
     int64_t *ids3 = xmalloc((size_t)B * 8);
     run_sample(&s, NULL, ids3);
-    TU_CHECK(memcmp(ids3, ids2, (size_t)B * 8) == 0, "sample: same offset gave other ids");
+    TU_CHECK(memcmp(ids3, ids2, (size_t)B * 8) == 0,
+             "sample: same offset gave other ids");
     free(ids3);
     free(ids2);
     free(of);
@@ -985,7 +1038,8 @@ static void test_sampling(void) {
       int64_t B = 16, V = Vs[vi];
       float *x = xmalloc((size_t)(B * V) * 4), *tt = xmalloc((size_t)B * 4),
             *pp = xmalloc((size_t)B * 4), *y = xmalloc((size_t)V * 4);
-      int64_t *kk = xmalloc((size_t)B * 8), *sd = xmalloc((size_t)B * 8), *ids = xmalloc((size_t)B * 8);
+      int64_t *kk = xmalloc((size_t)B * 8), *sd = xmalloc((size_t)B * 8),
+              *ids = xmalloc((size_t)B * 8);
       unsigned char *keep = xmalloc((size_t)V);
       for (int64_t r = 0; r < B; r++) {
         gen_row(x + r * V, V, (int)(r % G_COUNT), dt);
@@ -998,7 +1052,8 @@ static void test_sampling(void) {
       TU_CHECK(st == LLMK_SUCCESS, "greedy: %d %s", (int)st, llmk_last_error());
       for (int64_t r = 0; r < B; r++)
         TU_CHECK(ids[r] == tkp_ref_argmax(x + r * V, V),
-                 "greedy %s V=%" PRId64 " row %" PRId64 ": id %" PRId64 " expected %" PRId64,
+                 "greedy %s V=%" PRId64 " row %" PRId64 ": id %" PRId64
+                 " expected %" PRId64,
                  dname(dt), V, r, ids[r], tkp_ref_argmax(x + r * V, V));
       /* temperature > 0: the id is among the kept entries of y = x / t */
       static const float temps[3] = {0.5f, 1.0f, 1.3f};
@@ -1026,8 +1081,10 @@ static void test_sampling(void) {
         float m = y[tkp_ref_argmax(y, V)];
         int ok = ids[r] >= 0 && ids[r] < V && keep[ids[r]];
         if (m == -INFINITY) ok = ids[r] == tkp_ref_argmax(x + r * V, V);
-        TU_CHECK(ok, "sample %s V=%" PRId64 " row %" PRId64 " k=%" PRId64 " p=%g t=%g: id %" PRId64
-                 " not kept", dname(dt), V, r, kk[r], (double)pp[r], (double)tt[r], ids[r]);
+        TU_CHECK(ok,
+                 "sample %s V=%" PRId64 " row %" PRId64 " k=%" PRId64
+                 " p=%g t=%g: id %" PRId64 " not kept",
+                 dname(dt), V, r, kk[r], (double)pp[r], (double)tt[r], ids[r]);
       }
       free(x);
       free(tt);
@@ -1048,23 +1105,27 @@ static void test_sampling(void) {
     TU_CHECK(st == LLMK_ERROR_INVALID_VALUE && ids[0] == -5 &&
                  strncmp(llmk_last_error(), "sample_top_k_top_p:", 19) == 0 &&
                  strstr(llmk_last_error(), "temperature"),
-             "temperature %g: status %d id %" PRId64 " '%s'", (double)badt[b], (int)st, ids[0],
-             llmk_last_error());
+             "temperature %g: status %d id %" PRId64 " '%s'", (double)badt[b], (int)st,
+             ids[0], llmk_last_error());
   }
 }
 
 /* ------------------------------------------------------- 7: error table */
 
-static void reset_error(void) { (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL); }
+static void reset_error(void) {
+  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+}
 
 static void err_check(const char *name, llmk_status st, llmk_status expect, size_t ws,
                       llmk_plan *plan, const char *op, const char *arg) {
   const char *m = llmk_last_error();
-  TU_CHECK(st == expect, "%s: status %d, expected %d ('%s')", name, (int)st, (int)expect, m);
+  TU_CHECK(st == expect, "%s: status %d, expected %d ('%s')", name, (int)st, (int)expect,
+           m);
   TU_CHECK(plan == NULL, "%s: plan not NULL", name);
   TU_CHECK(ws == 0, "%s: workspace_size %zu", name, ws);
   TU_CHECK(strncmp(m, op, strlen(op)) == 0 && (!arg || strstr(m, arg)),
-           "%s: message '%s' should start with '%s' and name '%s'", name, m, op, arg ? arg : "-");
+           "%s: message '%s' should start with '%s' and name '%s'", name, m, op,
+           arg ? arg : "-");
   if (plan) llmk_plan_destroy(plan);
 }
 
@@ -1073,8 +1134,8 @@ static void test_errors(void) {
   uint16_t h[10] = {0};
   int32_t kv[2] = {1, 1}, iv[12] = {0};
   int64_t sd[2] = {1, 2};
-  llmk_tensor L, O, P, K, Li, Oh, Ph, Kf, L1, P2, P3, K1, O6, Ln, Lnull, SI, SI64, Lh, S, Sf, I, If,
-      Th, M2, KEf, SI6;
+  llmk_tensor L, O, P, K, Li, Oh, Ph, Kf, L1, P2, P3, K1, O6, Ln, Lnull, SI, SI64, Lh, S,
+      Sf, I, If, Th, M2, KEf, SI6;
   t2(&L, LLMK_F32, 2, 5, NULL, lg);
   t2(&O, LLMK_F32, 2, 5, NULL, out);
   t1(&P, LLMK_F32, 2, pv);
@@ -1132,7 +1193,8 @@ static void test_errors(void) {
     llmk_plan *plan = (llmk_plan *)&ws;
     reset_error();
     llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(
-        A[i].l, A[i].p, A[i].k, A[i].o, A[i].null_ws ? NULL : &ws, A[i].null_plan ? NULL : &plan);
+        A[i].l, A[i].p, A[i].k, A[i].o, A[i].null_ws ? NULL : &ws,
+        A[i].null_plan ? NULL : &plan);
     err_check(A[i].name, st, A[i].e, A[i].null_ws ? 0 : ws, A[i].null_plan ? NULL : plan,
               "apply_top_k_top_p:", A[i].arg);
   }
@@ -1141,16 +1203,22 @@ static void test_errors(void) {
     size_t ws = 77;
     llmk_plan *plan = (llmk_plan *)&ws;
     reset_error();
-    llmk_status st = llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, NULL, NULL, &M2, &O, NULL, &ws, &plan);
-    err_check("min_p rank 2", st, LLMK_ERROR_INVALID_SHAPE, ws, plan, "apply_top_k_top_p:", "min_p");
+    llmk_status st = llmk_apply_top_k_top_p_min_p_get_workspace_size(
+        &L, NULL, NULL, &M2, &O, NULL, &ws, &plan);
+    err_check("min_p rank 2", st, LLMK_ERROR_INVALID_SHAPE, ws, plan,
+              "apply_top_k_top_p:", "min_p");
     ws = 77;
     plan = (llmk_plan *)&ws;
-    st = llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, &P, NULL, NULL, &O, &KEf, &ws, &plan);
-    err_check("kept f32", st, LLMK_ERROR_INVALID_DTYPE, ws, plan, "apply_top_k_top_p:", "kept");
+    st = llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, &P, NULL, NULL, &O, &KEf,
+                                                         &ws, &plan);
+    err_check("kept f32", st, LLMK_ERROR_INVALID_DTYPE, ws, plan,
+              "apply_top_k_top_p:", "kept");
     ws = 77;
     plan = (llmk_plan *)&ws;
-    st = llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, NULL, NULL, NULL, &O, NULL, &ws, &plan);
-    err_check("p,k,min_p NULL", st, LLMK_ERROR_NULL_POINTER, ws, plan, "apply_top_k_top_p:", NULL);
+    st = llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, NULL, NULL, NULL, &O, NULL,
+                                                         &ws, &plan);
+    err_check("p,k,min_p NULL", st, LLMK_ERROR_NULL_POINTER, ws, plan,
+              "apply_top_k_top_p:", NULL);
   }
   /* with_sorted */
   struct {
@@ -1164,15 +1232,17 @@ static void test_errors(void) {
       {"sorted_indices i64", &L, &SI64, NULL, LLMK_ERROR_INVALID_DTYPE, "sorted_indices"},
       {"sorted_value i32", &Li, &SI, NULL, LLMK_ERROR_INVALID_DTYPE, "sorted_value"},
       {"logits f16 vs f32", &L, &SI, &Lh, LLMK_ERROR_INVALID_DTYPE, "logits"},
-      {"sorted_indices shape", &L, &SI6, NULL, LLMK_ERROR_INVALID_SHAPE, "sorted_indices"},
+      {"sorted_indices shape", &L, &SI6, NULL, LLMK_ERROR_INVALID_SHAPE,
+       "sorted_indices"},
   };
   for (size_t i = 0; i < sizeof W / sizeof W[0]; i++) {
     size_t ws = 77;
     llmk_plan *plan = (llmk_plan *)&ws;
     reset_error();
-    llmk_status st =
-        llmk_apply_top_k_top_p_with_sorted_get_workspace_size(W[i].sv, W[i].si, &P, &K, W[i].l, &O, &ws, &plan);
-    err_check(W[i].name, st, W[i].e, ws, plan, "apply_top_k_top_p_with_sorted:", W[i].arg);
+    llmk_status st = llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
+        W[i].sv, W[i].si, &P, &K, W[i].l, &O, &ws, &plan);
+    err_check(W[i].name, st, W[i].e, ws, plan,
+              "apply_top_k_top_p_with_sorted:", W[i].arg);
   }
   /* sampling */
   struct {
@@ -1194,8 +1264,8 @@ static void test_errors(void) {
     size_t ws = 77;
     llmk_plan *plan = (llmk_plan *)&ws;
     reset_error();
-    llmk_status st = llmk_sample_top_k_top_p_get_workspace_size(Sm[i].l, &P, &K, NULL, Sm[i].t, Sm[i].s,
-                                                                NULL, Sm[i].i, &ws, &plan);
+    llmk_status st = llmk_sample_top_k_top_p_get_workspace_size(
+        Sm[i].l, &P, &K, NULL, Sm[i].t, Sm[i].s, NULL, Sm[i].i, &ws, &plan);
     err_check(Sm[i].name, st, Sm[i].e, ws, plan, "sample_top_k_top_p:", Sm[i].arg);
   }
 }
@@ -1311,9 +1381,16 @@ static void test_determinism(void) {
   for (int ci = 0; ci < NC; ci++) {
     tcase c = {0};
     c.dt = DTS[ci % 3];
-    if (ci == 0) { c.B = 1; c.V = TK_SAN ? 151936 / 8 : 151936; }
-    else if (ci == 1) { c.B = 5; c.V = TK_SAN ? 32000 / 8 : 32000; }
-    else { c.B = tu_rand_range(1, 9); c.V = Vs[tu_rand_range(0, NVS - 1)]; }
+    if (ci == 0) {
+      c.B = 1;
+      c.V = TK_SAN ? 151936 / 8 : 151936;
+    } else if (ci == 1) {
+      c.B = 5;
+      c.V = TK_SAN ? 32000 / 8 : 32000;
+    } else {
+      c.B = tu_rand_range(1, 9);
+      c.V = Vs[tu_rand_range(0, NVS - 1)];
+    }
     random_params(&c);
     c.has_mp = ci % 2;
     c.kept = ci % 3;
@@ -1322,14 +1399,24 @@ static void test_determinism(void) {
     int64_t n = c.B * c.V;
     uint32_t *b0 = xmalloc((size_t)n * 4), *b1 = xmalloc((size_t)n * 4);
     int64_t *k0 = xmalloc((size_t)c.B * 8 + 8), *k1 = xmalloc((size_t)c.B * 8 + 8);
-    int64_t *i0 = xmalloc((size_t)c.B * 8), *i1 = xmalloc((size_t)c.B * 8), *sd = xmalloc((size_t)c.B * 8);
+    int64_t *i0 = xmalloc((size_t)c.B * 8), *i1 = xmalloc((size_t)c.B * 8),
+            *sd = xmalloc((size_t)c.B * 8);
     float *tt = xmalloc((size_t)c.B * 4);
     for (int64_t r = 0; r < c.B; r++) {
       sd[r] = (int64_t)(tu_rand_u64() >> 1);
       tt[r] = r % 3 == 0 ? 0.0f : 0.8f;
     }
-    scase s = {c.dt, c.B, c.V, c.x, c.has_k ? c.k : NULL, c.has_p && c.p_f32 ? c.p : NULL,
-               NULL, tt, sd, NULL, ci % 2};
+    scase s = {c.dt,
+               c.B,
+               c.V,
+               c.x,
+               c.has_k ? c.k : NULL,
+               c.has_p && c.p_f32 ? c.p : NULL,
+               NULL,
+               tt,
+               sd,
+               NULL,
+               ci % 2};
     int first = 1;
     char label[256];
     case_label(&c, label, sizeof label, "determinism");
@@ -1338,22 +1425,32 @@ static void test_determinism(void) {
       for (int t = 0; t < 3; t++) {
         llmk_status st = run_apply(&c, ctx[t], first ? b0 : b1, first ? k0 : k1, label);
         llmk_status st2 = run_sample(&s, ctx[t], first ? i0 : i1);
-        TU_CHECK(st == LLMK_SUCCESS && st2 == LLMK_SUCCESS, "%s isa %s threads %d: %d %d %s", label,
-                 llmk_isa_name((llmk_isa)isa), t, (int)st, (int)st2, llmk_last_error());
+        TU_CHECK(st == LLMK_SUCCESS && st2 == LLMK_SUCCESS,
+                 "%s isa %s threads %d: %d %d %s", label, llmk_isa_name((llmk_isa)isa), t,
+                 (int)st, (int)st2, llmk_last_error());
         if (first) {
           check_vs_ref(&c, b0, k0, label);
           first = 0;
         } else {
-          TU_CHECK(memcmp(b0, b1, (size_t)n * 4) == 0 && (!c.kept || memcmp(k0, k1, (size_t)c.B * 8) == 0),
+          TU_CHECK(memcmp(b0, b1, (size_t)n * 4) == 0 &&
+                       (!c.kept || memcmp(k0, k1, (size_t)c.B * 8) == 0),
                    "%s: isa %s, context %d differs from scalar/NULL", label,
                    llmk_isa_name((llmk_isa)isa), t);
-          TU_CHECK(memcmp(i0, i1, (size_t)c.B * 8) == 0, "%s: sampling ids differ at isa %s, context %d",
-                   label, llmk_isa_name((llmk_isa)isa), t);
+          TU_CHECK(memcmp(i0, i1, (size_t)c.B * 8) == 0,
+                   "%s: sampling ids differ at isa %s, context %d", label,
+                   llmk_isa_name((llmk_isa)isa), t);
         }
       }
     }
     llmk_set_max_isa(native);
-    free(b0); free(b1); free(k0); free(k1); free(i0); free(i1); free(sd); free(tt);
+    free(b0);
+    free(b1);
+    free(k0);
+    free(k1);
+    free(i0);
+    free(i1);
+    free(sd);
+    free(tt);
     case_free(&c);
   }
   llmk_context_destroy(ctx[1]);

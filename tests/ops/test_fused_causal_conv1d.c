@@ -1,6 +1,6 @@
 /* fused_causal_conv1d: the spec's Sample and APC worked example, random cases of the
- * four CANN scenarios and APC against tests/ref/fused_causal_conv1d_ref.c (each dtype, K in
- * 2..4, MTP, conv_mode 1, residual, silu, bias, pad sequences, strided x and
+ * four CANN scenarios and APC against tests/ref/fused_causal_conv1d_ref.c (each dtype, K
+ * in 2..4, MTP, conv_mode 1, residual, silu, bias, pad sequences, strided x and
  * conv_states, i32/i64 index tensors), an error table for every phase-1 and phase-2 rule
  * of <llmk/causal_conv1d.h>, plan lifecycle, and bit-identical results for every
  * context (NULL, 1 and 2 threads) and ISA.
@@ -12,14 +12,14 @@
  * (ulp_out: the spacing of x's dtype at that magnitude, i.e. one unit in the last place
  * of the output, plus a 2e-6 relative error of the activation before the residual add
  * and the rounding); cache lines, skipped sequences and everything else stay exact, and
- * all contexts and ISAs must give the same bits. The largest deviation seen is printed. */
+ * all contexts and ISAs must give the same bits. The largest deviation seen is printed.
+ */
 #include <math.h>
 #include <time.h>
 
-#include "llmk/llmk.h"
-
-#include "fused_causal_conv1d_ref.h"
 #include "convert_ref.h"
+#include "fused_causal_conv1d_ref.h"
+#include "llmk/llmk.h"
 #include "test_util.h"
 
 static void die(const char *what) {
@@ -33,20 +33,35 @@ static void *xcalloc(size_t n, size_t sz) {
   return p;
 }
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t rr(int64_t lo, int64_t hi) { return tu_rand_range(lo, hi); }
-static int chance(int num, int den) { return tu_rand_range(0, den - 1) < num; }
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+static int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
+static int64_t rr(int64_t lo, int64_t hi) {
+  return tu_rand_range(lo, hi);
+}
+static int chance(int num, int den) {
+  return tu_rand_range(0, den - 1) < num;
+}
 
 /* ------------------------------------------------------------------ cases */
 
 enum { IX_QSL, IX_CI, IX_NACC, IX_NCT, IX_FIRST, IX_LAST, IX_INIT, IX_COUNT };
 /* Buffers of a case: x, weight, bias, conv_states, then the index tensors. */
 enum { B_X, B_W, B_BIAS, B_CS, B_IX0, NB = B_IX0 + IX_COUNT };
-static const char *const buf_name[NB] = {
-    "x", "weight", "bias", "conv_states", "query_start_loc", "cache_indices",
-    "num_accepted_tokens", "num_computed_tokens", "block_idx_first_scheduled_token",
-    "block_idx_last_scheduled_token", "initial_state_idx"};
+static const char *const buf_name[NB] = {"x",
+                                         "weight",
+                                         "bias",
+                                         "conv_states",
+                                         "query_start_loc",
+                                         "cache_indices",
+                                         "num_accepted_tokens",
+                                         "num_computed_tokens",
+                                         "block_idx_first_scheduled_token",
+                                         "block_idx_last_scheduled_token",
+                                         "initial_state_idx"};
 
 /* One call: shapes, layouts, logical contents (raw element bits for the float
  * tensors, int64 values for the index tensors) and attributes. */
@@ -73,7 +88,9 @@ static int64_t ix_numel(const cc_case *c, int k) {
   return c->batch;
 }
 
-static int is_apc(const cc_case *c) { return c->has[IX_FIRST]; }
+static int is_apc(const cc_case *c) {
+  return c->has[IX_FIRST];
+}
 
 /* Allocates the logical arrays for the case's sizes (contents zero). */
 static void case_alloc(cc_case *c) {
@@ -101,10 +118,16 @@ static ccref_dtype to_ref(llmk_dtype d) {
 
 static size_t esize(llmk_dtype d) {
   switch (d) {
-    case LLMK_F32: case LLMK_I32: return 4;
-    case LLMK_F16: case LLMK_BF16: return 2;
-    case LLMK_I64: return 8;
-    default: return 1;
+    case LLMK_F32:
+    case LLMK_I32:
+      return 4;
+    case LLMK_F16:
+    case LLMK_BF16:
+      return 2;
+    case LLMK_I64:
+      return 8;
+    default:
+      return 1;
   }
 }
 
@@ -122,34 +145,53 @@ static void case_desc(const cc_case *c, int k, tdesc *d) {
       d->dt = c->xdt;
       if (c->x3d) {
         d->rank = 3;
-        d->shape[0] = c->batch; d->shape[1] = c->S; d->shape[2] = c->dim;
-        d->strides[0] = c->xs_b; d->strides[1] = c->xs_t; d->strides[2] = 1;
+        d->shape[0] = c->batch;
+        d->shape[1] = c->S;
+        d->shape[2] = c->dim;
+        d->strides[0] = c->xs_b;
+        d->strides[1] = c->xs_t;
+        d->strides[2] = 1;
       } else {
         d->rank = 2;
-        d->shape[0] = c->T; d->shape[1] = c->dim;
-        d->strides[0] = c->xs_t; d->strides[1] = 1;
+        d->shape[0] = c->T;
+        d->shape[1] = c->dim;
+        d->strides[0] = c->xs_t;
+        d->strides[1] = 1;
       }
       break;
     case B_W:
-      d->dt = c->wdt; d->rank = 2;
-      d->shape[0] = c->K; d->shape[1] = c->dim;
-      d->strides[0] = c->w_row; d->strides[1] = 1;
+      d->dt = c->wdt;
+      d->rank = 2;
+      d->shape[0] = c->K;
+      d->shape[1] = c->dim;
+      d->strides[0] = c->w_row;
+      d->strides[1] = 1;
       break;
     case B_BIAS:
-      d->dt = c->bdt; d->rank = 1; d->shape[0] = c->dim; d->strides[0] = 1;
+      d->dt = c->bdt;
+      d->rank = 1;
+      d->shape[0] = c->dim;
+      d->strides[0] = 1;
       break;
     case B_CS:
-      d->dt = c->xdt; d->rank = 3;
-      d->shape[0] = c->NL; d->shape[1] = c->C; d->shape[2] = c->dim;
-      d->strides[0] = c->cs_line; d->strides[1] = c->cs_row; d->strides[2] = 1;
+      d->dt = c->xdt;
+      d->rank = 3;
+      d->shape[0] = c->NL;
+      d->shape[1] = c->C;
+      d->shape[2] = c->dim;
+      d->strides[0] = c->cs_line;
+      d->strides[1] = c->cs_row;
+      d->strides[2] = 1;
       break;
     default: {
       int i = k - B_IX0;
       d->dt = c->idt[i];
       if (i == IX_CI && c->mb > 0) {
         d->rank = 2;
-        d->shape[0] = c->batch; d->shape[1] = c->mb;
-        d->strides[0] = c->istr[i]; d->strides[1] = c->ci_col;
+        d->shape[0] = c->batch;
+        d->shape[1] = c->mb;
+        d->strides[0] = c->istr[i];
+        d->strides[1] = c->ci_col;
       } else {
         d->rank = 1;
         d->shape[0] = ix_numel(c, i);
@@ -242,19 +284,29 @@ static void tset_build(tset *s, const cc_case *c, uint64_t seed) {
       uint64_t v = h ^ (h >> 29);
       memcpy(p + i, &v, s->buf[k].size - i < 8 ? s->buf[k].size - i : 8);
     }
-    if (llmk_tensor_init(&s->t[k], d->dt, d->rank, d->shape, d->strides, s->buf[k].data) !=
-        LLMK_SUCCESS)
+    if (llmk_tensor_init(&s->t[k], d->dt, d->rank, d->shape, d->strides,
+                         s->buf[k].data) != LLMK_SUCCESS)
       die("llmk_tensor_init rejected a test layout");
     int64_t n = desc_numel(d);
     size_t es = esize(d->dt);
     for (int64_t i = 0; i < n; i++) {
       uint64_t v;
       switch (k) {
-        case B_X: v = c->xv[i]; break;
-        case B_W: v = c->wv[i]; break;
-        case B_BIAS: v = c->bv[i]; break;
-        case B_CS: v = c->csv[i]; break;
-        default: v = (uint64_t)c->iv[k - B_IX0][i]; break;
+        case B_X:
+          v = c->xv[i];
+          break;
+        case B_W:
+          v = c->wv[i];
+          break;
+        case B_BIAS:
+          v = c->bv[i];
+          break;
+        case B_CS:
+          v = c->csv[i];
+          break;
+        default:
+          v = (uint64_t)c->iv[k - B_IX0][i];
+          break;
       }
       raw_store(p, desc_off(d, i), es, v);
     }
@@ -305,9 +357,10 @@ static void report_diff(const tset *a, const tset *e, const cc_case *c, int k,
         snprintf(where, sizeof where, "line %" PRId64 " row %" PRId64, row / c->C,
                  row % c->C);
       ccref_dtype rd = to_ref(c->xdt);
-      TU_CHECK(g == w, "%s: %s[%s][%" PRId64 "] = 0x%" PRIx64 " (%g), expected 0x%" PRIx64
-               " (%g); %" PRId64 " of %" PRId64 " elements differ", label, buf_name[k], where,
-               dd, g, (double)ccref_widen(rd, (uint32_t)g), w,
+      TU_CHECK(g == w,
+               "%s: %s[%s][%" PRId64 "] = 0x%" PRIx64 " (%g), expected 0x%" PRIx64
+               " (%g); %" PRId64 " of %" PRId64 " elements differ",
+               label, buf_name[k], where, dd, g, (double)ccref_widen(rd, (uint32_t)g), w,
                (double)ccref_widen(rd, (uint32_t)w), ndiff, n);
     } else {
       TU_CHECK(g == w, "%s: %s element %" PRId64 " = 0x%" PRIx64 ", expected 0x%" PRIx64,
@@ -326,7 +379,8 @@ static int tset_same(const tset *a, const tset *e, const cc_case *c, const char 
   int same = 1;
   for (int k = 0; k < NB; k++) {
     if (!a->built[k]) continue;
-    TU_CHECK(tu_buf_check(&a->buf[k]), "%s: %s guard bytes overwritten", label, buf_name[k]);
+    TU_CHECK(tu_buf_check(&a->buf[k]), "%s: %s guard bytes overwritten", label,
+             buf_name[k]);
     if (buf_same(a, e, k)) continue;
     same = 0;
     report_diff(a, e, c, k, label);
@@ -346,8 +400,12 @@ typedef struct call_args {
 static void call_default(call_args *a, const tset *s, const cc_case *c) {
   memset(a, 0, sizeof *a);
   for (int k = 0; k < NB; k++) a->p[k] = s->built[k] ? &s->t[k] : NULL;
-  a->pad = c->pad; a->mql = c->mql; a->residual = c->residual;
-  a->block_size = c->block_size; a->conv_mode = c->conv_mode; a->act = c->act;
+  a->pad = c->pad;
+  a->mql = c->mql;
+  a->residual = c->residual;
+  a->block_size = c->block_size;
+  a->conv_mode = c->conv_mode;
+  a->act = c->act;
 }
 
 static llmk_status call_p1(const call_args *a, size_t *ws, llmk_plan **plan) {
@@ -372,14 +430,18 @@ static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
   memset(b.data, 0x5a, ws + shift);
   llmk_status st = llmk_fused_causal_conv1d((char *)b.data + shift, ws, plan, ctx);
   int ok = tu_buf_check(&b);
-  TU_CHECK(ok, "%s: workspace of %zu bytes at offset %zu: bytes after its end (or before "
-           "its start) overwritten", g_label, ws, shift);
+  TU_CHECK(ok,
+           "%s: workspace of %zu bytes at offset %zu: bytes after its end (or before "
+           "its start) overwritten",
+           g_label, ws, shift);
   if (!ok) g_ws_guard_fail++;
   tu_buf_free(&b);
   return st;
 }
 
-static void reset_error(void) { (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL); }
+static void reset_error(void) {
+  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+}
 
 /* The message names the op and one of the '|'-separated words (NULL: any). */
 static int msg_ok(const char *alts) {
@@ -410,16 +472,23 @@ static void ref_run(const cc_case *c, tset *e, ref_out *o) {
   a.x_dtype = to_ref(c->xdt);
   a.weight_dtype = to_ref(c->wdt);
   a.bias_dtype = to_ref(c->bdt);
-  a.batch = c->batch; a.dim = c->dim; a.K = c->K;
+  a.batch = c->batch;
+  a.dim = c->dim;
+  a.K = c->K;
   a.x = e->buf[B_X].data;
   a.num_tokens = c->T;
   a.seq_len_3d = c->x3d ? c->S : 0;
-  a.x_stride_b = c->xs_b; a.x_stride_t = c->xs_t;
+  a.x_stride_b = c->xs_b;
+  a.x_stride_t = c->xs_t;
   a.query_start_loc = c->has[IX_QSL] ? c->iv[IX_QSL] : NULL;
-  a.weight = e->buf[B_W].data; a.weight_stride = c->w_row;
+  a.weight = e->buf[B_W].data;
+  a.weight_stride = c->w_row;
   a.bias = c->has_bias ? e->buf[B_BIAS].data : NULL;
   a.conv_states = e->buf[B_CS].data;
-  a.num_lines = c->NL; a.C = c->C; a.cs_stride_line = c->cs_line; a.cs_stride_row = c->cs_row;
+  a.num_lines = c->NL;
+  a.C = c->C;
+  a.cs_stride_line = c->cs_line;
+  a.cs_stride_row = c->cs_row;
   a.cache_indices = c->has[IX_CI] ? c->iv[IX_CI] : NULL;
   a.max_blocks = c->mb;
   a.num_accepted_tokens = c->has[IX_NACC] ? c->iv[IX_NACC] : NULL;
@@ -429,13 +498,18 @@ static void ref_run(const cc_case *c, tset *e, ref_out *o) {
     a.block_idx_last = c->iv[IX_LAST];
     a.initial_state_idx = c->iv[IX_INIT];
   }
-  a.pad_slot_id = c->pad; a.max_query_len = c->mql;
-  a.residual_connection = c->residual; a.block_size = c->block_size;
-  a.conv_mode = c->conv_mode; a.silu = c->act == LLMK_ACTIVATION_SILU;
+  a.pad_slot_id = c->pad;
+  a.max_query_len = c->mql;
+  a.residual_connection = c->residual;
+  a.block_size = c->block_size;
+  a.conv_mode = c->conv_mode;
+  a.silu = c->act == LLMK_ACTIVATION_SILU;
   o->y_act = xcalloc((size_t)(c->T * c->dim), sizeof(float));
   o->y_final = xcalloc((size_t)(c->T * c->dim), sizeof(float));
   o->skipped = xcalloc((size_t)c->batch, 1);
-  a.y_act = o->y_act; a.y_final = o->y_final; a.skipped = o->skipped;
+  a.y_act = o->y_act;
+  a.y_final = o->y_final;
+  a.skipped = o->skipped;
   a.bad_batch = &o->bad_batch;
   o->rc = ccref_run(&a);
 }
@@ -462,17 +536,19 @@ static double ulp_of(llmk_dtype dt, double v) {
   return ldexp(1.0, e - p);
 }
 
-static double g_max_dev[3];   /* largest SILU deviation without residual, in output ulps */
-static double g_max_ratio;    /* largest SILU |diff| / tolerance */
-static long g_silu_elems;     /* SILU elements that differed from the reference */
+static double g_max_dev[3]; /* largest SILU deviation without residual, in output ulps */
+static double g_max_ratio;  /* largest SILU |diff| / tolerance */
+static long g_silu_elems;   /* SILU elements that differed from the reference */
 static long g_silu_checked;
 
-static int dt_slot(llmk_dtype d) { return d == LLMK_F32 ? 0 : d == LLMK_F16 ? 1 : 2; }
+static int dt_slot(llmk_dtype d) {
+  return d == LLMK_F32 ? 0 : d == LLMK_F16 ? 1 : 2;
+}
 
 /* Library result a against expected e. With SILU, x elements within the tolerance are
  * taken as equal (patched into a scratch copy); everything else must match exactly. */
-static int compare_result(const tset *a, const tset *e, const cc_case *c, const ref_out *ro,
-                          const char *label) {
+static int compare_result(const tset *a, const tset *e, const cc_case *c,
+                          const ref_out *ro, const char *label) {
   if (c->act != LLMK_ACTIVATION_SILU) return tset_same(a, e, c, label);
   tset tmp;
   tset_copy(&tmp, a);
@@ -501,11 +577,13 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c, const 
       if (diff <= tol) {
         raw_store(tmp.buf[B_X].data, off, es, w);
         g_silu_elems++;
-        if (!c->residual && dev > g_max_dev[dt_slot(c->xdt)]) g_max_dev[dt_slot(c->xdt)] = dev;
+        if (!c->residual && dev > g_max_dev[dt_slot(c->xdt)])
+          g_max_dev[dt_slot(c->xdt)] = dev;
         if (diff / tol > g_max_ratio) g_max_ratio = diff / tol;
       } else {
         TU_CHECK(diff <= tol,
-                 "%s: x[token %" PRId64 "][%" PRId64 "] = %.9g, expected %.9g (silu %.9g): "
+                 "%s: x[token %" PRId64 "][%" PRId64
+                 "] = %.9g, expected %.9g (silu %.9g): "
                  "diff %.3g > tolerance %.3g",
                  label, t, dd, gv, wv, (double)ro->y_act[i], diff, tol);
         bad = 1;
@@ -566,7 +644,8 @@ static void run_case(const cc_case *c, uint64_t seed, const char *label, expect_
       if (t > 0 && !g_ctx[t]) continue;
       if (!all_variants && t != 2) continue;
       char l[300];
-      snprintf(l, sizeof l, "%s [%s, %s]", label, llmk_isa_name(llmk_get_isa()), ctx_name[t]);
+      snprintf(l, sizeof l, "%s [%s, %s]", label, llmk_isa_name(llmk_get_isa()),
+               ctx_name[t]);
       tset S;
       tset_copy(&S, &P);
       call_args ca;
@@ -580,7 +659,8 @@ static void run_case(const cc_case *c, uint64_t seed, const char *label, expect_
         tset_free(&S);
         goto done;
       }
-      TU_CHECK(buf_same(&S, &P, B_X) && buf_same(&S, &P, B_CS), "%s: phase 1 wrote data", l);
+      TU_CHECK(buf_same(&S, &P, B_X) && buf_same(&S, &P, B_CS), "%s: phase 1 wrote data",
+               l);
       reset_error();
       g_label = l;
       st = run_plan(plan, ws, g_ctx[t]);
@@ -626,19 +706,19 @@ static const char *const sc_name[SC_COUNT] = {"prefill", "mixed", "decode-varlen
 
 typedef struct gen_opts {
   int scen;
-  llmk_dtype xdt;   /* 0: random */
-  int K;            /* 0: random */
-  int64_t dim;      /* 0: random */
-  int64_t batch;    /* 0: random */
-  int m;            /* -1: random */
-  int64_t maxL;     /* 0: default */
+  llmk_dtype xdt;                                                        /* 0: random */
+  int K;                                                                 /* 0: random */
+  int64_t dim;                                                           /* 0: random */
+  int64_t batch;                                                         /* 0: random */
+  int m;                                                                 /* -1: random */
+  int64_t maxL;                                                          /* 0: default */
   int act, residual, bias, conv_mode, strided, pad_first, pad_last, x3d; /* -1: random */
-  int64_t nct_all;  /* -1: random; else every sequence (nct given) */
-  int64_t nacc_all; /* INT64_MIN: random; else every sequence (nacc given) */
+  int64_t nct_all;           /* -1: random; else every sequence (nct given) */
+  int64_t nacc_all;          /* INT64_MIN: random; else every sequence (nacc given) */
   int64_t B, apc_nct, apc_L; /* APC: 0 / -1 / 0 random */
-  int apc_init;     /* -1 random; 0 natural, 1 first, 2 last, 3 below first */
+  int apc_init;              /* -1 random; 0 natural, 1 first, 2 last, 3 below first */
   int apc_first_dec; /* -1 random; 1: first one block lower than natural (if valid) */
-  int defect;       /* -1: one value defect in 1/12 of cases; 0 none */
+  int defect;        /* -1: one value defect in 1/12 of cases; 0 none */
 } gen_opts;
 
 static gen_opts opts(int scen) {
@@ -669,14 +749,37 @@ static int64_t bdy_of(int64_t L, int64_t B, int64_t nct, int64_t n, int64_t c) {
 }
 
 /* APC coverage counters (valid cases only). */
-enum { CV_N0, CV_N1, CV_NMANY, CV_BDY_HIST, CV_R_IS_FILL, CV_R_IS_W, CV_R_BELOW,
-       CV_NCT_UNALIGNED, CV_NCT0, CV_W_PAD, CV_FILL_PAD, CV_SHARED_READ, CV_FIRST_DEC,
-       CV_GARBAGE, CV_COUNT };
-static const char *const cv_name[CV_COUNT] = {
-    "0 boundaries", "1 boundary", ">=2 boundaries", "fill row from history",
-    "R = a fill line", "R = W", "R below first", "nct % B != 0", "nct = 0", "W = pad",
-    "fill line = pad", "line read by 2 sequences", "first below natural",
-    "garbage in unreferenced entries"};
+enum {
+  CV_N0,
+  CV_N1,
+  CV_NMANY,
+  CV_BDY_HIST,
+  CV_R_IS_FILL,
+  CV_R_IS_W,
+  CV_R_BELOW,
+  CV_NCT_UNALIGNED,
+  CV_NCT0,
+  CV_W_PAD,
+  CV_FILL_PAD,
+  CV_SHARED_READ,
+  CV_FIRST_DEC,
+  CV_GARBAGE,
+  CV_COUNT
+};
+static const char *const cv_name[CV_COUNT] = {"0 boundaries",
+                                              "1 boundary",
+                                              ">=2 boundaries",
+                                              "fill row from history",
+                                              "R = a fill line",
+                                              "R = W",
+                                              "R below first",
+                                              "nct % B != 0",
+                                              "nct = 0",
+                                              "W = pad",
+                                              "fill line = pad",
+                                              "line read by 2 sequences",
+                                              "first below natural",
+                                              "garbage in unreferenced entries"};
 static long g_cov[CV_COUNT];
 static long g_cov_pending[CV_COUNT];
 
@@ -704,20 +807,21 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
   const int big = c->dim >= 1000;
   const int64_t K = c->K;
   c->x3d = sc == SC_DEC_FIX || (apc && (o->x3d == 1 || (o->x3d < 0 && chance(1, 5))));
-  int64_t m = o->m >= 0 ? o->m
+  int64_t m = o->m >= 0          ? o->m
               : sc == SC_PREFILL ? 0
               : sc == SC_MIXED   ? rr(1, 4)
               : apc              ? rr(0, 2)
                                  : rr(0, 7);
   c->C = K - 1 + m;
-  if ((sc == SC_PREFILL || sc == SC_DEC_FIX) && o->m < 0 && chance(1, 5)) c->C += rr(1, 2);
+  if ((sc == SC_PREFILL || sc == SC_DEC_FIX) && o->m < 0 && chance(1, 5))
+    c->C += rr(1, 2);
   const int64_t C = c->C;
   int64_t B = apc ? (o->B ? o->B : (int64_t[]){2, 3, 4, 5, 8, 16}[rr(0, 5)]) : 0;
-  c->batch = o->batch ? o->batch
-             : big    ? rr(1, 3)
+  c->batch = o->batch           ? o->batch
+             : big              ? rr(1, 3)
              : sc == SC_PREFILL ? rr(1, 5)
-             : apc    ? rr(1, 4)
-                      : rr(1, 8);
+             : apc              ? rr(1, 4)
+                                : rr(1, 8);
   const int64_t nb = c->batch;
   int64_t *L = xcalloc((size_t)nb, 8);
   int *pref = xcalloc((size_t)nb, sizeof(int));
@@ -735,7 +839,8 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
         pref[d1] = 1;
         pref[d2] = 0;
       }
-      for (int64_t b = 0; b < nb; b++) L[b] = pref[b] ? rr(1, big ? 12 : 30) : rr(1, m + 1);
+      for (int64_t b = 0; b < nb; b++)
+        L[b] = pref[b] ? rr(1, big ? 12 : 30) : rr(1, m + 1);
       break;
     case SC_DEC_VAR:
       for (int64_t b = 0; b < nb; b++) L[b] = rr(1, m + 1);
@@ -763,7 +868,8 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
 
   /* attributes */
   c->conv_mode = o->conv_mode >= 0 ? o->conv_mode : chance(1, 6);
-  c->act = (o->act >= 0 ? o->act : chance(2, 5)) ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE;
+  c->act =
+      (o->act >= 0 ? o->act : chance(2, 5)) ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE;
   c->residual = o->residual >= 0 ? o->residual : chance(1, 2);
   c->has_bias = o->bias >= 0 ? o->bias : chance(1, 2);
   c->block_size = apc ? B : (chance(1, 5) ? rr(2, 16) : 0);
@@ -778,12 +884,18 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
   /* num_computed_tokens */
   int64_t *nct = xcalloc((size_t)nb, 8);
   int has_nct = apc || c->conv_mode == 1 || o->nct_all >= 0 ||
-                chance(sc == SC_PREFILL ? 3 : sc == SC_MIXED ? 4 : 1, sc == SC_MIXED ? 5 : 2);
+                chance(sc == SC_PREFILL ? 3
+                       : sc == SC_MIXED ? 4
+                                        : 1,
+                       sc == SC_MIXED ? 5 : 2);
   for (int64_t b = 0; b < nb; b++) {
     int64_t v;
     if (apc) {
       int r = (int)rr(0, 3);
-      v = o->apc_nct >= 0 ? o->apc_nct : r == 0 ? 0 : r == 1 ? B * rr(1, 3) : rr(1, 4 * B);
+      v = o->apc_nct >= 0 ? o->apc_nct
+          : r == 0        ? 0
+          : r == 1        ? B * rr(1, 3)
+                          : rr(1, 4 * B);
     } else if (c->conv_mode == 1) {
       static const int64_t cm[5] = {0, 1, 2, 5, 3};
       v = cm[rr(0, 4)];
@@ -801,16 +913,26 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
   int64_t *nacc = xcalloc((size_t)nb, 8);
   int has_nacc;
   switch (sc) {
-    case SC_PREFILL: has_nacc = chance(1, 6); break;
-    case SC_MIXED: has_nacc = 1; break;
-    case SC_APC: has_nacc = chance(1, 5); break;
-    default: has_nacc = chance(2, 3);
+    case SC_PREFILL:
+      has_nacc = chance(1, 6);
+      break;
+    case SC_MIXED:
+      has_nacc = 1;
+      break;
+    case SC_APC:
+      has_nacc = chance(1, 5);
+      break;
+    default:
+      has_nacc = chance(2, 3);
   }
   if (o->nacc_all != INT64_MIN) has_nacc = 1;
   for (int64_t b = 0; b < nb; b++) {
-    if (sc == SC_PREFILL || (sc == SC_MIXED && pref[b])) nacc[b] = 0;
-    else if (apc) nacc[b] = rr(0, nacc_max);
-    else nacc[b] = chance(1, 6) ? rr(-2, 0) : rr(1, nacc_max);
+    if (sc == SC_PREFILL || (sc == SC_MIXED && pref[b]))
+      nacc[b] = 0;
+    else if (apc)
+      nacc[b] = rr(0, nacc_max);
+    else
+      nacc[b] = chance(1, 6) ? rr(-2, 0) : rr(1, nacc_max);
     if (o->nacc_all != INT64_MIN) nacc[b] = o->nacc_all;
   }
 
@@ -851,13 +973,24 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
       }
       int64_t in;
       switch (mode) {
-        case 0: in = nct[b] == 0 ? f : (nct[b] - 1) / B; break;
-        case 1: in = f; break;
-        case 2: in = l; break;
-        case 3: in = f > 0 ? f - 1 : f; break;
-        default: in = rr(0, l);
+        case 0:
+          in = nct[b] == 0 ? f : (nct[b] - 1) / B;
+          break;
+        case 1:
+          in = f;
+          break;
+        case 2:
+          in = l;
+          break;
+        case 3:
+          in = f > 0 ? f - 1 : f;
+          break;
+        default:
+          in = rr(0, l);
       }
-      first[b] = f; last[b] = l; init[b] = in;
+      first[b] = f;
+      last[b] = l;
+      init[b] = in;
       need += l - f + 1 + (in < f);
       mb = max64(mb, l + 1);
     }
@@ -933,7 +1066,8 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
   } else {
     for (int64_t b = 0; b < nb; b++) {
       int64_t *row = c->iv[IX_CI] + b * mb;
-      for (int64_t j = 0; j < mb; j++) row[j] = PAD_MARK - 1; /* garbage, resolved below */
+      for (int64_t j = 0; j < mb; j++)
+        row[j] = PAD_MARK - 1; /* garbage, resolved below */
       int64_t f = first[b], l = last[b], in = init[b], n = l - f;
       for (int64_t j = f; j <= l; j++) row[j] = pool[next++];
       if (in < f) {
@@ -971,8 +1105,10 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
           row[j] = c->pad;
         } else if (row[j] == PAD_MARK - 1) {
           int r = (int)rr(0, 3);
-          row[j] = r == 0 ? -1000 - rr(0, 9) : r == 1 ? c->NL + 100 : r == 2 ? rr(0, c->NL - 1)
-                                                                          : c->pad;
+          row[j] = r == 0   ? -1000 - rr(0, 9)
+                   : r == 1 ? c->NL + 100
+                   : r == 2 ? rr(0, c->NL - 1)
+                            : c->pad;
           g_cov_pending[CV_GARBAGE]++;
         } else {
           used[row[j]] = 1;
@@ -1007,14 +1143,25 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
     if (!padseq[b]) {
       switch (rr(0, 5)) {
         case 0:
-          if (!apc && has_ci) { c->iv[IX_CI][b] = chance(1, 2) ? c->NL : -2; defect = " defect:ci"; }
-          else if (apc) { c->iv[IX_CI][b * mb + last[b]] = c->NL + 1; defect = " defect:W"; }
+          if (!apc && has_ci) {
+            c->iv[IX_CI][b] = chance(1, 2) ? c->NL : -2;
+            defect = " defect:ci";
+          } else if (apc) {
+            c->iv[IX_CI][b * mb + last[b]] = c->NL + 1;
+            defect = " defect:W";
+          }
           break;
         case 1:
-          if (has_nct) { c->iv[IX_NCT][b] = -rr(1, 3); defect = " defect:nct<0"; }
+          if (has_nct) {
+            c->iv[IX_NCT][b] = -rr(1, 3);
+            defect = " defect:nct<0";
+          }
           break;
         case 2:
-          if (!c->x3d) { c->iv[IX_QSL][nb] += chance(1, 2) ? 1 : -1; defect = " defect:qsl"; }
+          if (!c->x3d) {
+            c->iv[IX_QSL][nb] += chance(1, 2) ? 1 : -1;
+            defect = " defect:qsl";
+          }
           break;
         case 3:
           if (has_nacc && (!has_nct || nct[b] != 0)) {
@@ -1025,11 +1172,17 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
         case 4:
           if (!apc && has_ci && nb >= 2) {
             int64_t b2 = (b + 1) % nb;
-            if (!padseq[b2]) { c->iv[IX_CI][b2] = c->iv[IX_CI][b]; defect = " defect:dup"; }
+            if (!padseq[b2]) {
+              c->iv[IX_CI][b2] = c->iv[IX_CI][b];
+              defect = " defect:dup";
+            }
           }
           break;
         default:
-          if (!c->x3d && Lmax > 1) { c->mql = Lmax - 1; defect = " defect:mql"; }
+          if (!c->x3d && Lmax > 1) {
+            c->mql = Lmax - 1;
+            defect = " defect:mql";
+          }
       }
     }
   }
@@ -1039,8 +1192,8 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
            "%s %s w%s K=%" PRId64 " dim=%" PRId64 " batch=%" PRId64 " T=%" PRId64
            " C=%" PRId64 " NL=%" PRId64 "%s%s%s%s%s%s%s%s pad=%" PRId64 " mql=%" PRId64
            "%s%s",
-           sc_name[sc], llmk_dtype_name(c->xdt), llmk_dtype_name(c->wdt), K, dim, nb, c->T, C,
-           c->NL, c->x3d ? " 3-D" : "", has_ci ? (apc ? " ci2d" : " ci") : "",
+           sc_name[sc], llmk_dtype_name(c->xdt), llmk_dtype_name(c->wdt), K, dim, nb,
+           c->T, C, c->NL, c->x3d ? " 3-D" : "", has_ci ? (apc ? " ci2d" : " ci") : "",
            has_nacc ? " nacc" : "", has_nct ? " nct" : "", c->has_bias ? " bias" : "",
            c->act ? " silu" : "", c->residual ? " residual" : "",
            c->conv_mode ? " conv_mode1" : "", c->pad, c->mql, strided ? " strided" : "",
@@ -1049,8 +1202,16 @@ static void gen_case(cc_case *c, const gen_opts *o, char *desc, size_t desc_n) {
     size_t n = strlen(desc);
     snprintf(desc + n, desc_n - n, " B=%" PRId64 " nct0=%" PRId64, B, nct[0]);
   }
-  free(L); free(pref); free(nct); free(nacc); free(padseq); free(first); free(last);
-  free(init); free(pool); free(used);
+  free(L);
+  free(pref);
+  free(nct);
+  free(nacc);
+  free(padseq);
+  free(first);
+  free(last);
+  free(init);
+  free(pool);
+  free(used);
 }
 
 static long g_cases, g_cases_err;
@@ -1066,11 +1227,13 @@ static void gen_and_run(const gen_opts *o, const char *tag, uint64_t seed) {
     tset_build(&P, &c, seed);
     ref_out ro;
     ref_run(&c, &P, &ro);
-    if (ro.rc) g_cases_err++;
+    if (ro.rc)
+      g_cases_err++;
     else
       for (int k = 0; k < CV_COUNT; k++) g_cov[k] += g_cov_pending[k];
-    TU_CHECK(ro.rc == 0 || strstr(desc, "defect:"), "%s: generated case invalid (rule %d, batch %" PRId64 ")",
-             label, ro.rc, ro.bad_batch);
+    TU_CHECK(ro.rc == 0 || strstr(desc, "defect:"),
+             "%s: generated case invalid (rule %d, batch %" PRId64 ")", label, ro.rc,
+             ro.bad_batch);
     ref_free(&ro);
     tset_free(&P);
   }
@@ -1105,14 +1268,27 @@ static void contiguous(cc_case *c) {
 static void sample_case(cc_case *c, llmk_dtype dt, int strided) {
   memset(c, 0, sizeof *c);
   c->xdt = c->wdt = c->bdt = dt;
-  c->K = 3; c->dim = 128; c->batch = 4; c->NL = 8; c->C = 2; c->T = 19;
+  c->K = 3;
+  c->dim = 128;
+  c->batch = 4;
+  c->NL = 8;
+  c->C = 2;
+  c->T = 19;
   c->has[IX_QSL] = c->has[IX_CI] = c->has[IX_NACC] = 1;
-  c->pad = -1; c->mql = 7; c->residual = 0; c->block_size = 0; c->conv_mode = 0;
+  c->pad = -1;
+  c->mql = 7;
+  c->residual = 0;
+  c->block_size = 0;
+  c->conv_mode = 0;
   c->act = LLMK_ACTIVATION_NONE;
   contiguous(c);
   if (strided) {
-    c->xs_t = 136; c->w_row = 130; c->cs_row = 144; c->cs_line = 300;
-    c->idt[IX_CI] = LLMK_I64; c->istr[IX_CI] = 2;
+    c->xs_t = 136;
+    c->w_row = 130;
+    c->cs_row = 144;
+    c->cs_line = 300;
+    c->idt[IX_CI] = LLMK_I64;
+    c->istr[IX_CI] = 2;
   }
   case_alloc(c);
   static const int64_t qsl[5] = {0, 5, 8, 15, 19}, ci[4] = {0, 3, 1, 5};
@@ -1146,20 +1322,38 @@ static void sample_expect(tset *e, const cc_case *c) {
 static void apc_example_case(cc_case *c, llmk_dtype dt, int strided) {
   memset(c, 0, sizeof *c);
   c->xdt = c->wdt = c->bdt = dt;
-  c->K = 3; c->dim = 16; c->batch = 1; c->NL = 8; c->C = 2; c->T = 9; c->mb = 3;
+  c->K = 3;
+  c->dim = 16;
+  c->batch = 1;
+  c->NL = 8;
+  c->C = 2;
+  c->T = 9;
+  c->mb = 3;
   c->has[IX_QSL] = c->has[IX_CI] = c->has[IX_NCT] = 1;
   c->has[IX_FIRST] = c->has[IX_LAST] = c->has[IX_INIT] = 1;
-  c->pad = -1; c->mql = -1; c->block_size = 4;
+  c->pad = -1;
+  c->mql = -1;
+  c->block_size = 4;
   contiguous(c);
   if (strided) {
-    c->xs_t = 21; c->w_row = 17; c->cs_row = 19; c->cs_line = 45;
-    c->idt[IX_CI] = LLMK_I64; c->istr[IX_CI] = 7; c->ci_col = 2;
+    c->xs_t = 21;
+    c->w_row = 17;
+    c->cs_row = 19;
+    c->cs_line = 45;
+    c->idt[IX_CI] = LLMK_I64;
+    c->istr[IX_CI] = 7;
+    c->ci_col = 2;
   }
   case_alloc(c);
-  c->iv[IX_QSL][0] = 0; c->iv[IX_QSL][1] = 9;
-  c->iv[IX_CI][0] = 5; c->iv[IX_CI][1] = 6; c->iv[IX_CI][2] = 7;
+  c->iv[IX_QSL][0] = 0;
+  c->iv[IX_QSL][1] = 9;
+  c->iv[IX_CI][0] = 5;
+  c->iv[IX_CI][1] = 6;
+  c->iv[IX_CI][2] = 7;
   c->iv[IX_NCT][0] = 2;
-  c->iv[IX_FIRST][0] = 0; c->iv[IX_LAST][0] = 2; c->iv[IX_INIT][0] = 0;
+  c->iv[IX_FIRST][0] = 0;
+  c->iv[IX_LAST][0] = 2;
+  c->iv[IX_INIT][0] = 0;
   for (int64_t i = 0; i < c->T * c->dim; i++) c->xv[i] = rand_val(dt, -2, 2);
   for (int64_t i = 0; i < c->K * c->dim; i++) c->wv[i] = rand_val(dt, -1, 1);
   for (int64_t i = 0; i < c->NL * c->C * c->dim; i++) c->csv[i] = rand_val(dt, -2, 2);
@@ -1237,17 +1431,26 @@ static void fill_vals(cc_case *c) {
  *   nacc 2,1,0, no nct. */
 static void base_case(cc_case *c, int base) {
   memset(c, 0, sizeof *c);
-  c->pad = -1; c->mql = -1;
+  c->pad = -1;
+  c->mql = -1;
   c->act = LLMK_ACTIVATION_NONE;
   if (base == BASE_PLAIN) {
-    c->xdt = LLMK_F16; c->wdt = LLMK_F32; c->bdt = LLMK_F16;
-    c->K = 3; c->dim = 16; c->batch = 3; c->T = 11; c->C = 3; c->NL = 8;
+    c->xdt = LLMK_F16;
+    c->wdt = LLMK_F32;
+    c->bdt = LLMK_F16;
+    c->K = 3;
+    c->dim = 16;
+    c->batch = 3;
+    c->T = 11;
+    c->C = 3;
+    c->NL = 8;
     c->has_bias = 1;
     c->has[IX_QSL] = c->has[IX_CI] = c->has[IX_NCT] = c->has[IX_NACC] = 1;
     c->residual = 1;
     contiguous(c);
     c->xs_t = 20;
-    c->idt[IX_QSL] = LLMK_I64; c->idt[IX_NCT] = LLMK_I64;
+    c->idt[IX_QSL] = LLMK_I64;
+    c->idt[IX_NCT] = LLMK_I64;
     case_alloc(c);
     static const int64_t qsl[4] = {0, 4, 6, 11}, ci[3] = {2, 5, 0}, nct[3] = {3, 0, 7},
                          nacc[3] = {1, 2, 0};
@@ -1257,16 +1460,24 @@ static void base_case(cc_case *c, int base) {
     memcpy(c->iv[IX_NACC], nacc, sizeof nacc);
   } else if (base == BASE_APC) {
     c->xdt = c->wdt = c->bdt = LLMK_F32;
-    c->K = 3; c->dim = 8; c->batch = 2; c->T = 13; c->C = 2; c->NL = 8; c->mb = 4;
+    c->K = 3;
+    c->dim = 8;
+    c->batch = 2;
+    c->T = 13;
+    c->C = 2;
+    c->NL = 8;
+    c->mb = 4;
     c->has_bias = 1;
     c->has[IX_QSL] = c->has[IX_CI] = c->has[IX_NCT] = 1;
     c->has[IX_FIRST] = c->has[IX_LAST] = c->has[IX_INIT] = 1;
     c->block_size = 4;
     contiguous(c);
-    c->idt[IX_CI] = LLMK_I64; c->idt[IX_LAST] = LLMK_I64;
+    c->idt[IX_CI] = LLMK_I64;
+    c->idt[IX_LAST] = LLMK_I64;
     case_alloc(c);
     static const int64_t qsl[3] = {0, 6, 13}, ci[8] = {1, 2, -1000, 99, 6, 4, 5, -3},
-                         nct[2] = {2, 5}, first[2] = {0, 1}, last[2] = {1, 2}, init[2] = {0, 1};
+                         nct[2] = {2, 5}, first[2] = {0, 1}, last[2] = {1, 2},
+                         init[2] = {0, 1};
     memcpy(c->iv[IX_QSL], qsl, sizeof qsl);
     memcpy(c->iv[IX_CI], ci, sizeof ci);
     memcpy(c->iv[IX_NCT], nct, sizeof nct);
@@ -1276,10 +1487,16 @@ static void base_case(cc_case *c, int base) {
   } else {
     c->xdt = c->wdt = c->bdt = LLMK_BF16;
     c->x3d = 1;
-    c->K = 4; c->dim = 16; c->batch = 3; c->S = 2; c->C = 4; c->NL = 5;
+    c->K = 4;
+    c->dim = 16;
+    c->batch = 3;
+    c->S = 2;
+    c->C = 4;
+    c->NL = 5;
     c->has[IX_CI] = c->has[IX_NACC] = 1;
     contiguous(c);
-    c->xs_t = 16; c->xs_b = 40;
+    c->xs_t = 16;
+    c->xs_b = 40;
     case_alloc(c);
     static const int64_t ci[3] = {4, 0, 2}, nacc[3] = {2, 1, 0};
     memcpy(c->iv[IX_CI], ci, sizeof ci);
@@ -1289,8 +1506,17 @@ static void base_case(cc_case *c, int base) {
 }
 
 enum defect {
-  D_NONE, D_PASS_NULL, D_NULL_WS, D_NULL_PLAN, D_DATA_NULL, D_DTYPE, D_RANK, D_EXTENT,
-  D_STRIDE, D_EXTRA_QSL, D_EXTRA_FIRST
+  D_NONE,
+  D_PASS_NULL,
+  D_NULL_WS,
+  D_NULL_PLAN,
+  D_DATA_NULL,
+  D_DTYPE,
+  D_RANK,
+  D_EXTENT,
+  D_STRIDE,
+  D_EXTRA_QSL,
+  D_EXTRA_FIRST
 };
 enum { A_NONE, A_PAD, A_MQL, A_RES, A_BS, A_CM, A_ACT };
 
@@ -1313,7 +1539,8 @@ static int n_rows;
 
 #define ST(s) (1u << (s))
 
-static err_row *add(const char *name, int base, int phase, unsigned mask, const char *msg) {
+static err_row *add(const char *name, int base, int phase, unsigned mask,
+                    const char *msg) {
   if (n_rows == MAX_ROWS) die("too many error rows");
   err_row *r = &rows[n_rows++];
   memset(r, 0, sizeof *r);
@@ -1328,7 +1555,10 @@ static err_row *add(const char *name, int base, int phase, unsigned mask, const 
 static err_row *add_d(const char *name, int base, int defect, int64_t a1, int64_t a2,
                       int64_t a3, unsigned mask) {
   err_row *r = add(name, base, 1, mask, NULL);
-  r->defect = defect; r->a1 = a1; r->a2 = a2; r->a3 = a3;
+  r->defect = defect;
+  r->a1 = a1;
+  r->a2 = a2;
+  r->a3 = a3;
   return r;
 }
 
@@ -1349,10 +1579,11 @@ static err_row *with_set(err_row *r, int ix, int64_t elem, int64_t v) {
   return r;
 }
 
-static err_row *add_v(const char *name, int base, int ix, int64_t elem, int64_t v, int phase,
-                      const char *msg) {
-  return with_set(add(name, base, phase, phase == 2 ? ST(LLMK_ERROR_INVALID_VALUE) : 0, msg),
-                  ix, elem, v);
+static err_row *add_v(const char *name, int base, int ix, int64_t elem, int64_t v,
+                      int phase, const char *msg) {
+  return with_set(
+      add(name, base, phase, phase == 2 ? ST(LLMK_ERROR_INVALID_VALUE) : 0, msg), ix,
+      elem, v);
 }
 
 static void build_rows(void) {
@@ -1377,8 +1608,9 @@ static void build_rows(void) {
   add_d("plan NULL", P, D_NULL_PLAN, 0, 0, 0, NP);
   add_d("2-D x without query_start_loc", P, D_PASS_NULL, Q, 0, 0, NP);
   add_d("apc: 2-D x without query_start_loc", A, D_PASS_NULL, Q, 0, 0, NP);
-  static const int dnull_p[] = {B_X, B_W, B_CS, B_BIAS, B_IX0 + IX_QSL, B_IX0 + IX_CI,
-                                B_IX0 + IX_NACC, B_IX0 + IX_NCT};
+  static const int dnull_p[] = {
+      B_X,           B_W, B_CS, B_BIAS, B_IX0 + IX_QSL, B_IX0 + IX_CI, B_IX0 + IX_NACC,
+      B_IX0 + IX_NCT};
   for (size_t i = 0; i < sizeof dnull_p / sizeof dnull_p[0]; i++) {
     char n[100];
     snprintf(n, sizeof n, "%s.data NULL", buf_name[dnull_p[i]]);
@@ -1452,8 +1684,8 @@ static void build_rows(void) {
   add_d("bias rank 2", P, D_RANK, B_BIAS, 2, 0, SH);
   add_d("apc: cache_indices 1-D", A, D_RANK, CI, 1, 0, SH | AT);
   add_d("apc: cache_indices.shape[0] = batch - 1", A, D_EXTENT, CI, 0, 1, SH);
-  add_d("apc: block_idx_first_scheduled_token.shape[0] = batch + 1", A, D_EXTENT, FI, 0, 3,
-        SH);
+  add_d("apc: block_idx_first_scheduled_token.shape[0] = batch + 1", A, D_EXTENT, FI, 0,
+        3, SH);
   add_d("apc: block_idx_last_scheduled_token rank 2", A, D_RANK, LA, 2, 0, SH);
   add_d("apc: initial_state_idx.shape[0] = batch - 1", A, D_EXTENT, IN, 0, 1, SH);
   add_d("3-D x with query_start_loc", D, D_EXTRA_QSL, 0, 0, 0, SH);
@@ -1485,18 +1717,21 @@ static void build_rows(void) {
 
   /* ---- phase 2: INVALID_VALUE, nothing written */
   add_v("query_start_loc[0] = 1", P, IX_QSL, 0, 1, 2, "query_start_loc");
-  add_v("query_start_loc[2] = [1] (empty sequence)", P, IX_QSL, 2, 4, 2, "query_start_loc");
+  add_v("query_start_loc[2] = [1] (empty sequence)", P, IX_QSL, 2, 4, 2,
+        "query_start_loc");
   add_v("query_start_loc[1] > [2]", P, IX_QSL, 1, 7, 2, "query_start_loc");
   add_v("query_start_loc[batch] = T - 1", P, IX_QSL, 3, 10, 2, "query_start_loc");
   add_v("query_start_loc[batch] = T + 1", P, IX_QSL, 3, 12, 2, "query_start_loc");
   add_v("query_start_loc[0] = -1", P, IX_QSL, 0, -1, 2, "query_start_loc");
-  add_attr("max_query_len 4 < longest 5", P, A_MQL, 4, 2, VA, "max_query_len|query_start_loc");
+  add_attr("max_query_len 4 < longest 5", P, A_MQL, 4, 2, VA,
+           "max_query_len|query_start_loc");
   add_attr("3-D: max_query_len 1 < S = 2", D, A_MQL, 1, 3, AT | SH | VA,
            "max_query_len|x");
   add_v("cache_indices[1] = num_lines", P, IX_CI, 1, 8, 2, "cache_indices");
   add_v("cache_indices[2] = -2 (pad -1)", P, IX_CI, 2, -2, 2, "cache_indices");
   with_set(add_attr("cache_indices[0] = -1 with pad_slot_id -7", P, A_PAD, -7, 2, VA,
-                    "cache_indices"), IX_CI, 0, -1);
+                    "cache_indices"),
+           IX_CI, 0, -1);
   add_v("3-D: cache_indices[0] = num_lines", D, IX_CI, 0, 5, 2, "cache_indices");
   add_v("num_computed_tokens[1] = -1", P, IX_NCT, 1, -1, 2, "num_computed_tokens");
   add_v("num_accepted_tokens[0] = C-K+3 (nct 3)", P, IX_NACC, 0, 3, 2,
@@ -1509,37 +1744,48 @@ static void build_rows(void) {
         "cache_indices");
   add_v("apc: W of seq 1 = num_lines", A, IX_CI, 6, 8, 2, "cache_indices");
   with_set(add_v("apc: R of seq 1 (init 0 < first) = -9", A, IX_INIT, 1, 0, 2,
-                 "cache_indices"), IX_CI, 4, -9);
+                 "cache_indices"),
+           IX_CI, 4, -9);
   with_set(with_set(add_v("apc: fill line of seq 1 = 100", A, IX_INIT, 1, 0, 2,
-                          "cache_indices"), IX_CI, 4, 3), IX_CI, 5, 100);
+                          "cache_indices"),
+                    IX_CI, 4, 3),
+           IX_CI, 5, 100);
   add_v("apc: block_idx_first_scheduled_token[0] = -1", A, IX_FIRST, 0, -1, 2,
         "block_idx_first_scheduled_token");
   add_v("apc: block_idx_last_scheduled_token[1] = max_blocks", A, IX_LAST, 1, 4, 2,
         "block_idx_last_scheduled_token");
   add_v("apc: initial_state_idx[0] = -1", A, IX_INIT, 0, -1, 2, "initial_state_idx");
-  add_v("apc: initial_state_idx[1] = max_blocks", A, IX_INIT, 1, 4, 2, "initial_state_idx");
-  add_v("apc: initial_state_idx[0] = 2 > last 1", A, IX_INIT, 0, 2, 2, "initial_state_idx");
+  add_v("apc: initial_state_idx[1] = max_blocks", A, IX_INIT, 1, 4, 2,
+        "initial_state_idx");
+  add_v("apc: initial_state_idx[0] = 2 > last 1", A, IX_INIT, 0, 2, 2,
+        "initial_state_idx");
   add_v("apc: block_idx_first_scheduled_token[1] = 3 > last 2", A, IX_FIRST, 1, 3, 2,
         "block_idx_first_scheduled_token|block_idx_last_scheduled_token");
   with_set(with_set(add_v("apc: fill boundary before the history (first 0 for seq 1)", A,
                           IX_FIRST, 1, 0, 2,
                           "block_idx_first_scheduled_token|num_computed_tokens|boundary"),
-                    IX_INIT, 1, 0), IX_CI, 4, 3);
+                    IX_INIT, 1, 0),
+           IX_CI, 4, 3);
   add_v("apc: num_computed_tokens[0] = -1", A, IX_NCT, 0, -1, 2, "num_computed_tokens");
   add_v("apc: fill line of seq 1 = its W", A, IX_CI, 5, 5, 2, "cache_indices");
   add_v("apc: W of seq 1 = W of seq 0", A, IX_CI, 6, 2, 2, "cache_indices");
   with_set(add_v("apc: seq 1 reads the line seq 0 writes", A, IX_INIT, 1, 0, 2,
-                 "cache_indices"), IX_CI, 4, 2);
+                 "cache_indices"),
+           IX_CI, 4, 2);
   with_set(add_v("apc: seq 0 reads the line seq 1 writes", A, IX_FIRST, 0, 1, 2,
-                 "cache_indices"), IX_CI, 0, 5);
-  with_set(with_set(add_v("apc: fill line of seq 1 = fill line of seq 0", A, IX_INIT, 1, 0, 2,
-                          "cache_indices"), IX_CI, 4, 3), IX_CI, 5, 1);
+                 "cache_indices"),
+           IX_CI, 0, 5);
+  with_set(with_set(add_v("apc: fill line of seq 1 = fill line of seq 0", A, IX_INIT, 1,
+                          0, 2, "cache_indices"),
+                    IX_CI, 4, 3),
+           IX_CI, 5, 1);
 
   /* ---- valid variants (must succeed and match the reference) */
   add_v("cache_indices[1] = pad (sequence skipped)", P, IX_CI, 1, -1, 0, NULL);
   with_set(add_v("cache_indices[0] = [1] = pad", P, IX_CI, 0, -1, 0, NULL), IX_CI, 1, -1);
-  with_set(add_attr("pad_slot_id 7 = a line index, cache_indices[0] = 7", P, A_PAD, 7, 0, 0,
-                    NULL), IX_CI, 0, 7);
+  with_set(add_attr("pad_slot_id 7 = a line index, cache_indices[0] = 7", P, A_PAD, 7, 0,
+                    0, NULL),
+           IX_CI, 0, 7);
   with_set(add_attr("pad_slot_id 100, cache_indices[2] = 100", P, A_PAD, 100, 0, 0, NULL),
            IX_CI, 2, 100);
   add_attr("max_query_len 5 = longest", P, A_MQL, 5, 0, 0, NULL);
@@ -1554,10 +1800,14 @@ static void build_rows(void) {
   add_attr("conv_mode 1", P, A_CM, 1, 0, 0, NULL);
   add_attr("residual off", P, A_RES, 0, 0, 0, NULL);
   add_v("apc: W of seq 1 = pad (R = 4)", A, IX_CI, 6, -1, 0, NULL);
-  with_set(with_set(add_v("apc: fill line of seq 1 = pad", A, IX_INIT, 1, 0, 0, NULL), IX_CI,
-                    4, 3), IX_CI, 5, -1);
-  with_set(with_set(with_set(add_v("apc: seqs 0 and 1 both read line 3", A, IX_FIRST, 0, 1, 0,
-                                   NULL), IX_CI, 0, 3), IX_INIT, 1, 0), IX_CI, 4, 3);
+  with_set(with_set(add_v("apc: fill line of seq 1 = pad", A, IX_INIT, 1, 0, 0, NULL),
+                    IX_CI, 4, 3),
+           IX_CI, 5, -1);
+  with_set(with_set(with_set(add_v("apc: seqs 0 and 1 both read line 3", A, IX_FIRST, 0,
+                                   1, 0, NULL),
+                             IX_CI, 0, 3),
+                    IX_INIT, 1, 0),
+           IX_CI, 4, 3);
   add_v("apc: R of seq 0 = pad (skipped)", A, IX_CI, 0, -1, 0, NULL);
   add_v("apc: seq 1 R = W (init = last)", A, IX_INIT, 1, 2, 0, NULL);
   add_attr("apc: conv_mode 1", A, A_CM, 1, 0, 0, NULL);
@@ -1603,17 +1853,32 @@ static void run_row(const err_row *r, int idx) {
   base_case(&c, r->base);
   for (int i = 0; i < r->nset; i++) c.iv[r->set[i][0]][r->set[i][1]] = r->set[i][2];
   switch (r->attr) {
-    case A_PAD: c.pad = r->attr_val; break;
-    case A_MQL: c.mql = r->attr_val; break;
-    case A_RES: c.residual = r->attr_val; break;
-    case A_BS: c.block_size = r->attr_val; break;
-    case A_CM: c.conv_mode = r->attr_val; break;
-    case A_ACT: c.act = (llmk_activation)r->attr_val; break;
-    default: break;
+    case A_PAD:
+      c.pad = r->attr_val;
+      break;
+    case A_MQL:
+      c.mql = r->attr_val;
+      break;
+    case A_RES:
+      c.residual = r->attr_val;
+      break;
+    case A_BS:
+      c.block_size = r->attr_val;
+      break;
+    case A_CM:
+      c.conv_mode = r->attr_val;
+      break;
+    case A_ACT:
+      c.act = (llmk_activation)r->attr_val;
+      break;
+    default:
+      break;
   }
   if (r->defect == D_PASS_NULL && r->phase == 0) { /* a valid call without that tensor */
-    if (r->a1 == B_BIAS) c.has_bias = 0;
-    else c.has[r->a1 - B_IX0] = 0;
+    if (r->a1 == B_BIAS)
+      c.has_bias = 0;
+    else
+      c.has[r->a1 - B_IX0] = 0;
   }
   char label[160];
   snprintf(label, sizeof label, "error row %d '%s'", idx, r->name);
@@ -1644,14 +1909,30 @@ static void run_row(const err_row *r, int idx) {
   static int32_t extra_vals[8] = {0, 2, 4, 6, 0, 0, 0, 0};
   llmk_tensor *t = r->a1 >= 0 && r->a1 < NB ? &S.t[r->a1] : NULL;
   switch (r->defect) {
-    case D_PASS_NULL: ca.p[r->a1] = NULL; break;
-    case D_NULL_WS: ca.null_ws = 1; break;
-    case D_NULL_PLAN: ca.null_plan = 1; break;
-    case D_DATA_NULL: t->data = NULL; break;
-    case D_DTYPE: t->dtype = (llmk_dtype)r->a2; break;
-    case D_RANK: set_rank(t, (int)r->a2); break;
-    case D_EXTENT: t->shape[r->a2] = r->a3; break;
-    case D_STRIDE: t->strides[r->a2] = r->a3; break;
+    case D_PASS_NULL:
+      ca.p[r->a1] = NULL;
+      break;
+    case D_NULL_WS:
+      ca.null_ws = 1;
+      break;
+    case D_NULL_PLAN:
+      ca.null_plan = 1;
+      break;
+    case D_DATA_NULL:
+      t->data = NULL;
+      break;
+    case D_DTYPE:
+      t->dtype = (llmk_dtype)r->a2;
+      break;
+    case D_RANK:
+      set_rank(t, (int)r->a2);
+      break;
+    case D_EXTENT:
+      t->shape[r->a2] = r->a3;
+      break;
+    case D_STRIDE:
+      t->strides[r->a2] = r->a3;
+      break;
     case D_EXTRA_QSL: {
       int64_t shape[1] = {c.batch + 1};
       llmk_tensor_init(&extra, LLMK_I32, 1, shape, NULL, extra_vals);
@@ -1664,7 +1945,8 @@ static void run_row(const err_row *r, int idx) {
       ca.p[B_IX0 + IX_FIRST] = &extra;
       break;
     }
-    default: break;
+    default:
+      break;
   }
   static int sentinel;
   size_t ws = 12345;
@@ -1676,14 +1958,15 @@ static void run_row(const err_row *r, int idx) {
     TU_CHECK(plan && plan != (llmk_plan *)(void *)&sentinel, "%s: no plan", label);
     reset_error();
     st = run_plan(plan, ws, NULL);
-    TU_CHECK(st == LLMK_ERROR_INVALID_VALUE, "%s: phase 2 status %d, expected %d (%s)", label,
-             (int)st, (int)LLMK_ERROR_INVALID_VALUE, llmk_last_error());
+    TU_CHECK(st == LLMK_ERROR_INVALID_VALUE, "%s: phase 2 status %d, expected %d (%s)",
+             label, (int)st, (int)LLMK_ERROR_INVALID_VALUE, llmk_last_error());
     if (st != LLMK_SUCCESS)
-      TU_CHECK(msg_ok(r->msg), "%s: message '%s' should name %s", label, llmk_last_error(),
-               r->msg ? r->msg : "the op");
+      TU_CHECK(msg_ok(r->msg), "%s: message '%s' should name %s", label,
+               llmk_last_error(), r->msg ? r->msg : "the op");
   } else {
-    TU_CHECK(st != LLMK_SUCCESS && (r->mask & ST(st)), "%s: phase 1 status %d (%s), mask 0x%x",
-             label, (int)st, st ? llmk_last_error() : "", r->mask);
+    TU_CHECK(st != LLMK_SUCCESS && (r->mask & ST(st)),
+             "%s: phase 1 status %d (%s), mask 0x%x", label, (int)st,
+             st ? llmk_last_error() : "", r->mask);
     if (st == LLMK_SUCCESS) {
       if (plan && plan != (llmk_plan *)(void *)&sentinel) llmk_plan_destroy(plan);
     } else {
@@ -1728,10 +2011,12 @@ static void test_lifecycle(void) {
              llmk_last_error());
     TU_CHECK(llmk_plan_set_repeatable(plan) == LLMK_SUCCESS, "lifecycle: set_repeatable");
     for (int run = 0; run < 2; run++)
-      TU_CHECK(run_plan(plan, ws, g_ctx[t]) == LLMK_SUCCESS, "lifecycle: repeatable run %d (%s)",
-               run, llmk_last_error());
-    tset_same(&S, &E, &c, t ? "repeatable plan run twice (2 threads)" : "repeatable plan run twice");
-    TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "lifecycle: destroy repeatable plan");
+      TU_CHECK(run_plan(plan, ws, g_ctx[t]) == LLMK_SUCCESS,
+               "lifecycle: repeatable run %d (%s)", run, llmk_last_error());
+    tset_same(&S, &E, &c,
+              t ? "repeatable plan run twice (2 threads)" : "repeatable plan run twice");
+    TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS,
+             "lifecycle: destroy repeatable plan");
     ref_free(&r1);
     ref_free(&r2);
     tset_free(&S);
@@ -1751,7 +2036,8 @@ static void test_lifecycle(void) {
     TU_CHECK(call_p1(&ca, &ws, &plan) == LLMK_SUCCESS, "lifecycle: phase 1");
     TU_CHECK(run_plan(plan, ws, NULL) == LLMK_SUCCESS, "lifecycle: first run");
     llmk_status st = run_plan(plan, ws, NULL);
-    TU_CHECK(st == LLMK_ERROR_INVALID_PLAN, "lifecycle: consumed plan run again: %d", (int)st);
+    TU_CHECK(st == LLMK_ERROR_INVALID_PLAN, "lifecycle: consumed plan run again: %d",
+             (int)st);
     tset_same(&S, &E, &c, "consumed plan run again");
     ref_free(&r1);
     tset_free(&S);
@@ -1775,8 +2061,8 @@ static void test_lifecycle(void) {
     } else {
       void *w = malloc(ws);
       llmk_status st = llmk_fused_causal_conv1d(w, ws - 1, plan, NULL);
-      TU_CHECK(st == LLMK_ERROR_WORKSPACE_TOO_SMALL, "lifecycle: workspace %zu of %zu: %d",
-               ws - 1, ws, (int)st);
+      TU_CHECK(st == LLMK_ERROR_WORKSPACE_TOO_SMALL,
+               "lifecycle: workspace %zu of %zu: %d", ws - 1, ws, (int)st);
       TU_CHECK(call_p1(&ca, &ws, &plan) == LLMK_SUCCESS, "lifecycle: phase 1");
       st = llmk_fused_causal_conv1d(NULL, ws, plan, NULL);
       TU_CHECK(st == LLMK_ERROR_NULL_POINTER, "lifecycle: NULL workspace of %zu: %d", ws,
@@ -1854,9 +2140,19 @@ static void test_random(void) {
     for (int v = 0; v < 4; v++) {
       gen_opts o = opts(sc);
       o.defect = 0;
-      if (v == 0) { o.pad_first = 1; o.pad_last = 0; }
-      if (v == 1) { o.pad_first = 0; o.pad_last = 1; }
-      if (v == 2) { o.pad_first = 1; o.pad_last = 1; o.batch = 3; }
+      if (v == 0) {
+        o.pad_first = 1;
+        o.pad_last = 0;
+      }
+      if (v == 1) {
+        o.pad_first = 0;
+        o.pad_last = 1;
+      }
+      if (v == 2) {
+        o.pad_first = 1;
+        o.pad_last = 1;
+        o.batch = 3;
+      }
       o.strided = v == 3 ? 0 : 1;
       gen_and_run(&o, v < 3 ? "pad sequences" : "contiguous", seed++);
     }
@@ -1864,10 +2160,10 @@ static void test_random(void) {
   {
     static const int64_t apc_cases[][3] = {
         /* B, nct, L */
-        {4, 1, 2},  {4, 2, 2},  {4, 0, 3},  {4, 2, 4},  {4, 3, 1},  {4, 3, 2},  {4, 3, 3},
-        {4, 4, 4},  {4, 4, 5},  {4, 3, 13}, {4, 2, 9},  {4, 0, 4},  {4, 0, 8},  {4, 8, 9},
-        {2, 1, 7},  {2, 0, 5},  {3, 5, 10}, {3, 1, 2},  {5, 4, 12}, {8, 7, 20}, {16, 15, 40},
-        {16, 0, 16}, {2, 3, 1}, {3, 2, 1}};
+        {4, 1, 2},  {4, 2, 2},  {4, 0, 3},    {4, 2, 4},   {4, 3, 1},  {4, 3, 2},
+        {4, 3, 3},  {4, 4, 4},  {4, 4, 5},    {4, 3, 13},  {4, 2, 9},  {4, 0, 4},
+        {4, 0, 8},  {4, 8, 9},  {2, 1, 7},    {2, 0, 5},   {3, 5, 10}, {3, 1, 2},
+        {5, 4, 12}, {8, 7, 20}, {16, 15, 40}, {16, 0, 16}, {2, 3, 1},  {3, 2, 1}};
     for (size_t i = 0; i < sizeof apc_cases / sizeof apc_cases[0]; i++)
       for (int init = 0; init < 4; init++) {
         gen_opts o = opts(SC_APC);
@@ -1948,13 +2244,15 @@ int main(void) {
   test_lifecycle();
   test_random();
   double t3 = now_s();
-  printf("silu: %ld elements checked, %ld within tolerance but not bit-equal; max deviation "
-         "without residual in output ulps: f32 %.2f, f16 %.2f, bf16 %.2f; max |diff| / "
-         "tolerance %.3f\n",
-         g_silu_checked, g_silu_elems, g_max_dev[0], g_max_dev[1], g_max_dev[2], g_max_ratio);
+  printf(
+      "silu: %ld elements checked, %ld within tolerance but not bit-equal; max deviation "
+      "without residual in output ulps: f32 %.2f, f16 %.2f, bf16 %.2f; max |diff| / "
+      "tolerance %.3f\n",
+      g_silu_checked, g_silu_elems, g_max_dev[0], g_max_dev[1], g_max_dev[2],
+      g_max_ratio);
   printf("workspace guard failures: %ld\n", g_ws_guard_fail);
-  printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n", t3 - t0,
-         t1 - t0, t2 - t1, t3 - t2);
+  printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n",
+         t3 - t0, t1 - t0, t2 - t1, t3 - t2);
   llmk_context_destroy(g_ctx[1]);
   llmk_context_destroy(g_ctx[2]);
   return tu_finish("test_fused_causal_conv1d");

@@ -8,9 +8,8 @@
 #include <math.h>
 #include <time.h>
 
-#include "llmk/llmk.h"
-
 #include "convert_ref.h"
+#include "llmk/llmk.h"
 #include "test_util.h"
 
 /* Under AddressSanitizer: 500 random cases instead of 1200. The threaded cases keep
@@ -35,25 +34,42 @@ static void die(const char *what) {
 
 static size_t dt_size(llmk_dtype d) {
   switch (d) {
-    case LLMK_F32: case LLMK_I32: return 4;
-    case LLMK_F16: case LLMK_BF16: return 2;
-    case LLMK_I8: case LLMK_U8: case LLMK_FP8_E4M3FN: case LLMK_FP8_E5M2: return 1;
-    case LLMK_I64: return 8;
-    default: return 0;
+    case LLMK_F32:
+    case LLMK_I32:
+      return 4;
+    case LLMK_F16:
+    case LLMK_BF16:
+      return 2;
+    case LLMK_I8:
+    case LLMK_U8:
+    case LLMK_FP8_E4M3FN:
+    case LLMK_FP8_E5M2:
+      return 1;
+    case LLMK_I64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 static ref_fmt fmt_of(llmk_dtype d) {
   switch (d) {
-    case LLMK_F16: return REF_F16;
-    case LLMK_BF16: return REF_BF16;
-    case LLMK_FP8_E4M3FN: return REF_FP8_E4M3FN;
-    case LLMK_FP8_E5M2: return REF_FP8_E5M2;
-    default: die("fmt_of: not a narrow float"); return REF_F16;
+    case LLMK_F16:
+      return REF_F16;
+    case LLMK_BF16:
+      return REF_BF16;
+    case LLMK_FP8_E4M3FN:
+      return REF_FP8_E4M3FN;
+    case LLMK_FP8_E5M2:
+      return REF_FP8_E5M2;
+    default:
+      die("fmt_of: not a narrow float");
+      return REF_F16;
   }
 }
 
-static uint64_t mix(uint64_t *x) { /* splitmix64: buffer patterns independent of tu_rand */
+static uint64_t mix(
+    uint64_t *x) { /* splitmix64: buffer patterns independent of tu_rand */
   uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -62,7 +78,9 @@ static uint64_t mix(uint64_t *x) { /* splitmix64: buffer patterns independent of
 
 #define PICK(arr) ((arr)[tu_rand_range(0, (int64_t)(sizeof(arr) / sizeof((arr)[0])) - 1)])
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
 
 /* ------------------------------------------------------------ descriptors */
 
@@ -143,7 +161,10 @@ typedef struct gcase {
 } gcase;
 
 static void case_vals_alloc(gcase *c) {
-  free(c->seq); free(c->bt); free(c->ks); free(c->vs);
+  free(c->seq);
+  free(c->bt);
+  free(c->ks);
+  free(c->vs);
   c->seq = calloc((size_t)c->B + 1, sizeof *c->seq);
   c->bt = calloc((size_t)(c->B * c->mb) + 1, sizeof *c->bt);
   c->ks = calloc((size_t)c->H + 1, sizeof *c->ks);
@@ -152,7 +173,10 @@ static void case_vals_alloc(gcase *c) {
 }
 
 static void case_free(gcase *c) {
-  free(c->seq); free(c->bt); free(c->ks); free(c->vs);
+  free(c->seq);
+  free(c->bt);
+  free(c->ks);
+  free(c->vs);
   c->seq = c->bt = NULL;
   c->ks = c->vs = NULL;
 }
@@ -201,8 +225,8 @@ static void case_layout(gcase *c) {
   if (c->has_v) cache_desc(c, 1);
   if (c->layout == LLMK_KV_BLOCKS && c->has_v && c->Dk == c->Dv &&
       (c->kind[X_KC] == 5 || c->kind[X_KC] == 6)) {
-    int64_t blk = c->bs * c->H * c->Dk, st[4] = {c->kind[X_KC] == 5 ? 2 * blk : blk,
-                                                 c->H * c->Dk, c->Dk, 1};
+    int64_t blk = c->bs * c->H * c->Dk,
+            st[4] = {c->kind[X_KC] == 5 ? 2 * blk : blk, c->H * c->Dk, c->Dk, 1};
     for (int k = X_KC; k <= X_VC; k++) {
       memcpy(c->d[k].strides, st, sizeof st);
       c->d[k].host = X_KC;
@@ -214,11 +238,22 @@ static void case_layout(gcase *c) {
     td *b = &c->d[X_BT];
     td_set(b, c->bt_dt, 2, s, X_BT);
     switch (c->kind[X_BT]) {
-      case 1: b->strides[0] = c->mb + 3; break;
-      case 2: b->strides[0] = 2 * c->mb + 1; b->strides[1] = 2; break;
-      case 3: b->strides[0] = 1; b->strides[1] = c->B + 2; break;
-      case 4: b->strides[0] = 0; break;
-      default: break;
+      case 1:
+        b->strides[0] = c->mb + 3;
+        break;
+      case 2:
+        b->strides[0] = 2 * c->mb + 1;
+        b->strides[1] = 2;
+        break;
+      case 3:
+        b->strides[0] = 1;
+        b->strides[1] = c->B + 2;
+        break;
+      case 4:
+        b->strides[0] = 0;
+        break;
+      default:
+        break;
     }
   }
   {
@@ -255,14 +290,17 @@ static void case_layout(gcase *c) {
 }
 
 /* Element offset of cache element (b, o, h, d), from the layout definitions. */
-static int64_t cache_off(const gcase *c, int k, int64_t b, int64_t o, int64_t h, int64_t d) {
+static int64_t cache_off(const gcase *c, int k, int64_t b, int64_t o, int64_t h,
+                         int64_t d) {
   const int64_t *s = c->d[k].strides;
   int64_t es = (int64_t)dt_size(c->cdt), D = k == X_KC ? c->Dk : c->Dv;
   switch (c->layout) {
-    case LLMK_KV_BLOCKS: return b * s[0] + o * s[1] + h * s[2] + d * s[3];
+    case LLMK_KV_BLOCKS:
+      return b * s[0] + o * s[1] + h * s[2] + d * s[3];
     case LLMK_KV_XSPLIT: {
       int64_t x = 16 / es;
-      if (k == X_KC) return b * s[0] + h * s[1] + (d / x) * s[2] + o * s[3] + (d % x) * s[4];
+      if (k == X_KC)
+        return b * s[0] + h * s[1] + (d / x) * s[2] + o * s[3] + (d % x) * s[4];
       return b * s[0] + h * s[1] + d * s[2] + o * s[3];
     }
     default: {
@@ -307,8 +345,10 @@ static void inject_specials(void *data, size_t bytes, llmk_dtype dt, uint64_t *r
   for (size_t i = 0; i < n / 8 + 1; i++) {
     char *p = (char *)data + (mix(rng) % n) * es;
     size_t j = mix(rng) % 10;
-    if (dt == LLMK_F32) memcpy(p, &s32[j], 4);
-    else memcpy(p, dt == LLMK_F16 ? &s16[j] : &sb16[j], 2);
+    if (dt == LLMK_F32)
+      memcpy(p, &s32[j], 4);
+    else
+      memcpy(p, dt == LLMK_F16 ? &s16[j] : &sb16[j], 2);
   }
 }
 
@@ -351,7 +391,8 @@ static void tset_build(tset *s, const gcase *c, uint64_t seed) {
     put_int(s->t[X_SL].data, c->sl_dt, i * c->d[X_SL].strides[0], c->seq[i]);
     for (int64_t j = 0; j < c->mb; j++)
       put_int(s->t[X_BT].data, c->bt_dt,
-              i * c->d[X_BT].strides[0] + j * c->d[X_BT].strides[1], c->bt[i * c->mb + j]);
+              i * c->d[X_BT].strides[0] + j * c->d[X_BT].strides[1],
+              c->bt[i * c->mb + j]);
   }
   for (int v = 0; v < 2; v++) {
     int k = v ? X_VS : X_KS;
@@ -469,7 +510,10 @@ static void report_diff(const tset *got, const tset *exp, int k, const char *lab
   const unsigned char *g = got->buf[k].base, *e = exp->buf[k].base;
   size_t size = got->buf[k].size, i = 0, ndiff = 0;
   for (size_t j = 0; j < size + 2 * TU_GUARD; j++)
-    if (g[j] != e[j]) { if (!ndiff) i = j; ndiff++; }
+    if (g[j] != e[j]) {
+      if (!ndiff) i = j;
+      ndiff++;
+    }
   if (i < TU_GUARD || i >= TU_GUARD + size) {
     TU_CHECK(0, "%s: guard bytes of the %s buffer changed (%zu bytes differ)", label,
              tname[k], ndiff);
@@ -477,14 +521,17 @@ static void report_diff(const tset *got, const tset *exp, int k, const char *lab
   }
   int64_t rel = (int64_t)(i - TU_GUARD);
   for (int j = 0; j < X_COUNT; j++) {
-    if (!exp->t[j].data || exp->host[j] != k || (!got->pass[j] && !exp->pass[j])) continue;
+    if (!exp->t[j].data || exp->host[j] != k || (!got->pass[j] && !exp->pass[j]))
+      continue;
     size_t es = dt_size(exp->t[j].dtype);
-    int64_t jr = rel - ((const char *)exp->t[j].data - (const char *)exp->buf[k].data), idx[8];
+    int64_t jr = rel - ((const char *)exp->t[j].data - (const char *)exp->buf[k].data),
+            idx[8];
     if (!es || !find_elem(&exp->t[j], es, jr, idx)) continue;
     char where[128] = "", val[64] = "";
     size_t w = 0;
     for (int r = 0; r < exp->t[j].rank && w < sizeof where - 24; r++)
-      w += (size_t)snprintf(where + w, sizeof where - w, "%s%" PRId64, r ? "," : "", idx[r]);
+      w += (size_t)snprintf(where + w, sizeof where - w, "%s%" PRId64, r ? "," : "",
+                            idx[r]);
     size_t eb = (size_t)(jr - jr % (int64_t)es) + TU_GUARD +
                 (size_t)((const char *)exp->t[j].data - (const char *)exp->buf[k].data);
     w = 0;
@@ -493,11 +540,15 @@ static void report_diff(const tset *got, const tset *exp, int k, const char *lab
     w += (size_t)snprintf(val + w, sizeof val - w, " expected ");
     for (size_t b = es; b-- > 0 && w < sizeof val - 4;)
       w += (size_t)snprintf(val + w, sizeof val - w, "%02x", e[eb + b]);
-    TU_CHECK(0, "%s: %s[%s] = 0x%s (%zu bytes differ)", label, tname[j], where, val, ndiff);
+    TU_CHECK(0, "%s: %s[%s] = 0x%s (%zu bytes differ)", label, tname[j], where, val,
+             ndiff);
     return;
   }
-  TU_CHECK(0, "%s: byte %" PRId64 " of the %s buffer, outside every element, = 0x%02x, "
-           "expected 0x%02x (%zu bytes differ)", label, rel, tname[k], g[i], e[i], ndiff);
+  TU_CHECK(0,
+           "%s: byte %" PRId64
+           " of the %s buffer, outside every element, = 0x%02x, "
+           "expected 0x%02x (%zu bytes differ)",
+           label, rel, tname[k], g[i], e[i], ndiff);
 }
 
 /* Every buffer in `mask` (guards and gaps included) against the expected bytes; a NaN
@@ -513,8 +564,8 @@ static int tset_check(const tset *got, tset *exp, const nanlist *nl, unsigned ma
     int isn = nan_bits(a->dt, p, &neg);
     if (!isn || neg != a->neg) {
       ok = 0;
-      TU_CHECK(0, "%s: %s buffer byte %zu should hold a %sNaN (%s)", label, tname[a->host],
-               a->off, a->neg ? "-" : "+", llmk_dtype_name(a->dt));
+      TU_CHECK(0, "%s: %s buffer byte %zu should hold a %sNaN (%s)", label,
+               tname[a->host], a->off, a->neg ? "-" : "+", llmk_dtype_name(a->dt));
     }
     memcpy((char *)exp->buf[a->host].data + a->off, p, dt_size(a->dt));
   }
@@ -523,8 +574,10 @@ static int tset_check(const tset *got, tset *exp, const nanlist *nl, unsigned ma
     TU_CHECK(tu_buf_check(&got->buf[k]), "%s: guards of the %s buffer", label, tname[k]);
     if (memcmp(got->buf[k].base, exp->buf[k].base, got->buf[k].size + 2 * TU_GUARD)) {
       ok = 0;
-      if (tu_failures < 50) report_diff(got, exp, k, label);
-      else TU_CHECK(0, "%s: %s buffer differs", label, tname[k]);
+      if (tu_failures < 50)
+        report_diff(got, exp, k, label);
+      else
+        TU_CHECK(0, "%s: %s buffer differs", label, tname[k]);
     }
   }
   return ok;
@@ -553,8 +606,10 @@ static void ref_gather(const gcase *c, const tset *src, tset *exp, nanlist *nl) 
           /* a product of two floats is exact in double: one rounding to f32 */
           float prod = (float)((double)f * (double)scale_of(c, v, h));
           uint32_t u;
-          if (c->odt == LLMK_F32) memcpy(&u, &prod, 4);
-          else u = ref_encode(fmt_of(c->odt), prod);
+          if (c->odt == LLMK_F32)
+            memcpy(&u, &prod, 4);
+          else
+            u = ref_encode(fmt_of(c->odt), prod);
           lut[h * 256 + code] = u;
         }
     }
@@ -603,7 +658,9 @@ static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
 
 /* Leaves another function's message as the last error, so that a rejected call that
  * sets none is not credited with the previous row's message. */
-static void reset_error(void) { (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL); }
+static void reset_error(void) {
+  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+}
 
 /* "gather_pa_kv_cache: ..." naming one of the '|'-separated words. */
 static int msg_ok(const char *alts) {
@@ -622,11 +679,11 @@ static void describe(const gcase *c, char *out, size_t n) {
            "%s %s->%s nb=%" PRId64 " bs=%" PRId64 " H=%" PRId64 " Dk=%" PRId64
            " Dv=%" PRId64 " B=%" PRId64 " mb=%" PRId64 " T=%" PRId64
            " kinds kc%d vc%d ko%d vo%d bt%d(%s) sl%d(%s) scales %d/%d",
-           llmk_kv_layout_name(c->layout), llmk_dtype_name(c->cdt), llmk_dtype_name(c->odt),
-           c->nb, c->bs, c->H, c->Dk, c->has_v ? c->Dv : -1, c->B, c->mb, c->T,
-           c->kind[X_KC], c->kind[X_VC], c->kind[X_KO], c->kind[X_VO], c->kind[X_BT],
-           llmk_dtype_name(c->bt_dt), c->kind[X_SL], llmk_dtype_name(c->sl_dt), c->ks_kind,
-           c->vs_kind);
+           llmk_kv_layout_name(c->layout), llmk_dtype_name(c->cdt),
+           llmk_dtype_name(c->odt), c->nb, c->bs, c->H, c->Dk, c->has_v ? c->Dv : -1,
+           c->B, c->mb, c->T, c->kind[X_KC], c->kind[X_VC], c->kind[X_KO], c->kind[X_VO],
+           c->kind[X_BT], llmk_dtype_name(c->bt_dt), c->kind[X_SL],
+           llmk_dtype_name(c->sl_dt), c->ks_kind, c->vs_kind);
 }
 
 /* A valid case on every ISA up to the native one and every context: each result
@@ -656,15 +713,18 @@ static void run_all_variants(const gcase *c, uint64_t seed, const char *label) {
       TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", lab, (int)st,
                llmk_last_error());
       if (st != LLMK_SUCCESS || !plan) continue;
-      if (!have_first) TU_CHECK(tset_equal(&W, &S), "%s: phase 1 changed tensor bytes", lab);
+      if (!have_first)
+        TU_CHECK(tset_equal(&W, &S), "%s: phase 1 changed tensor bytes", lab);
       st = run_plan(plan, ws, ctxs[t]);
-      TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", lab, (int)st, llmk_last_error());
+      TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", lab, (int)st,
+               llmk_last_error());
       if (st != LLMK_SUCCESS) continue;
       tset_check(&W, &E, &nl, ALL_HOSTS, lab);
       if (!have_first) {
         tset_copy(&F, &W);
         have_first = 1;
-        snprintf(first, sizeof first, "%s, %s", llmk_isa_name(llmk_get_isa()), ctx_name[t]);
+        snprintf(first, sizeof first, "%s, %s", llmk_isa_name(llmk_get_isa()),
+                 ctx_name[t]);
       } else {
         TU_CHECK(tset_equal(&W, &F), "%s: result differs from the one of %s", lab, first);
       }
@@ -685,9 +745,18 @@ static void sample_case(gcase *c, llmk_kv_layout layout, llmk_dtype cdt, llmk_dt
                         int64_t seq0, const int64_t *bt_row, int64_t mb) {
   memset(c, 0, sizeof *c);
   c->layout = layout;
-  c->cdt = cdt; c->odt = odt; c->bt_dt = LLMK_I32; c->sl_dt = LLMK_I64;
-  c->nb = nb; c->bs = bs; c->H = H; c->Dk = Dk; c->Dv = Dv; c->has_v = Dv > 0;
-  c->B = 1; c->mb = mb;
+  c->cdt = cdt;
+  c->odt = odt;
+  c->bt_dt = LLMK_I32;
+  c->sl_dt = LLMK_I64;
+  c->nb = nb;
+  c->bs = bs;
+  c->H = H;
+  c->Dk = Dk;
+  c->Dv = Dv;
+  c->has_v = Dv > 0;
+  c->B = 1;
+  c->mb = mb;
   case_vals_alloc(c);
   c->seq[0] = seq0;
   for (int64_t j = 0; j < mb; j++) c->bt[j] = bt_row[j];
@@ -708,7 +777,8 @@ static void sample_check(const gcase *c, tset *S, want_fn want, const char *labe
            llmk_last_error());
   if (st == LLMK_SUCCESS) {
     st = run_plan(plan, ws, NULL);
-    TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", label, (int)st, llmk_last_error());
+    TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", label, (int)st,
+             llmk_last_error());
   }
   size_t es = dt_size(c->odt);
   for (int v = 0; v <= c->has_v; v++) {
@@ -720,9 +790,12 @@ static void sample_check(const gcase *c, tset *S, want_fn want, const char *labe
           uint32_t w = want(v, t, h, d), r = 0, g = 0;
           memcpy(&r, (char *)E.t[X_KO + v].data + i * (int64_t)es, es);
           memcpy(&g, (char *)S->t[X_KO + v].data + i * (int64_t)es, es);
-          TU_CHECK(r == w, "%s: reference %s[%" PRId64 ",%" PRId64 ",%" PRId64
-                   "] = 0x%x, hand value 0x%x", label, tname[X_KO + v], t, h, d, r, w);
-          TU_CHECK(g == w, "%s: %s[%" PRId64 ",%" PRId64 ",%" PRId64 "] = 0x%x, expected 0x%x",
+          TU_CHECK(r == w,
+                   "%s: reference %s[%" PRId64 ",%" PRId64 ",%" PRId64
+                   "] = 0x%x, hand value 0x%x",
+                   label, tname[X_KO + v], t, h, d, r, w);
+          TU_CHECK(g == w,
+                   "%s: %s[%" PRId64 ",%" PRId64 ",%" PRId64 "] = 0x%x, expected 0x%x",
                    label, tname[X_KO + v], t, h, d, g, w);
         }
   }
@@ -759,7 +832,8 @@ static void fill_index16(tset *S, int k, uint16_t base) {
 /* fp8 dequantization by hand: 4 codes, one scale, the output bits (0xffffffff: +NaN,
  * 0xfffffffe: -NaN). */
 static void sample_fp8(llmk_dtype cdt, llmk_dtype odt, int skind, float scale,
-                       const uint8_t codes[4], const uint32_t want[4], const char *label) {
+                       const uint8_t codes[4], const uint32_t want[4],
+                       const char *label) {
   static const int64_t row[1] = {0};
   gcase c;
   sample_case(&c, LLMK_KV_BLOCKS, cdt, odt, 1, 1, 1, 4, 0, 1, row, 1);
@@ -784,8 +858,10 @@ static void sample_fp8(llmk_dtype cdt, llmk_dtype odt, int skind, float scale,
       int neg = 0;
       if (want[d] >= 0xfffffffeu) {
         int isn = nan_bits(odt, &g, &neg);
-        TU_CHECK(isn && neg == (want[d] == 0xfffffffeu), "%s: %s code 0x%02x gives 0x%x, "
-                 "expected a %sNaN", label, who ? "library" : "reference", codes[d], g,
+        TU_CHECK(isn && neg == (want[d] == 0xfffffffeu),
+                 "%s: %s code 0x%02x gives 0x%x, "
+                 "expected a %sNaN",
+                 label, who ? "library" : "reference", codes[d], g,
                  want[d] == 0xfffffffeu ? "-" : "+");
       } else {
         TU_CHECK(g == want[d], "%s: %s code 0x%02x gives 0x%x, expected 0x%x", label,
@@ -805,8 +881,9 @@ static void test_samples(void) {
     static const int64_t row[1] = {0};
     sample_case(&c, LLMK_KV_NZ, LLMK_F16, LLMK_F16, 1, 32, 2, 32, 32, 2, row, 1);
     case_layout(&c);
-    TU_CHECK(c.d[X_KC].shape[1] == 4 && c.d[X_KC].shape[2] == 32 && c.d[X_KC].shape[3] == 16,
-             "NZ sample: cache shape");
+    TU_CHECK(
+        c.d[X_KC].shape[1] == 4 && c.d[X_KC].shape[2] == 32 && c.d[X_KC].shape[3] == 16,
+        "NZ sample: cache shape");
     tset_build(&S, &c, 1);
     fill_index16(&S, X_KC, 0);
     fill_index16(&S, X_VC, 0x1000);
@@ -846,7 +923,8 @@ static void test_samples(void) {
     sample_fp8(LLMK_FP8_E5M2, LLMK_F16, 2, 2.0f, c2, w2, "e5m2 -> f16, scale [1] 2");
     static const uint8_t c3[4] = {0x7e, 0x08, 0x00, 0x7f};
     static const uint32_t w3[4] = {0x44a8, 0x3d40, 0x0000, 0xffffffffu};
-    sample_fp8(LLMK_FP8_E4M3FN, LLMK_BF16, 3, 3.0f, c3, w3, "e4m3fn -> bf16, scale [H] 3");
+    sample_fp8(LLMK_FP8_E4M3FN, LLMK_BF16, 3, 3.0f, c3, w3,
+               "e4m3fn -> bf16, scale [H] 3");
   }
 }
 
@@ -862,13 +940,20 @@ typedef struct gopts {
 static int64_t garbage_id(llmk_dtype dt, int64_t nb) {
   int wide = dt == LLMK_I64;
   switch (tu_rand_range(0, 6)) {
-    case 0: return -1;
-    case 1: return nb;
-    case 2: return nb + tu_rand_range(0, 1000);
-    case 3: return -tu_rand_range(1, 1000000);
-    case 4: return wide ? INT64_MAX : INT32_MAX;
-    case 5: return wide ? INT64_MIN : INT32_MIN;
-    default: return nb > 0 ? tu_rand_range(0, nb - 1) : -7;
+    case 0:
+      return -1;
+    case 1:
+      return nb;
+    case 2:
+      return nb + tu_rand_range(0, 1000);
+    case 3:
+      return -tu_rand_range(1, 1000000);
+    case 4:
+      return wide ? INT64_MAX : INT32_MAX;
+    case 5:
+      return wide ? INT64_MIN : INT32_MIN;
+    default:
+      return nb > 0 ? tu_rand_range(0, nb - 1) : -7;
   }
 }
 
@@ -880,12 +965,18 @@ static float f32_of(uint32_t u) {
 
 static float rand_scale(void) {
   switch (tu_rand_range(0, 11)) {
-    case 0: case 1: return 1.0f;
-    case 2: return 0.5f;
-    case 3: return 3.0f;
-    case 4: return tu_rand_range(0, 2) ? 1e-30f : 1e-40f; /* tiny, even subnormal */
-    case 5: return tu_rand_range(0, 1) ? 1e30f : 1e36f;   /* overflows f16 / f32 */
-    default: /* 2^[-12, 12] with a random mantissa */
+    case 0:
+    case 1:
+      return 1.0f;
+    case 2:
+      return 0.5f;
+    case 3:
+      return 3.0f;
+    case 4:
+      return tu_rand_range(0, 2) ? 1e-30f : 1e-40f; /* tiny, even subnormal */
+    case 5:
+      return tu_rand_range(0, 1) ? 1e30f : 1e36f; /* overflows f16 / f32 */
+    default:                                      /* 2^[-12, 12] with a random mantissa */
       return f32_of((uint32_t)(127 + tu_rand_range(-12, 12)) << 23 |
                     (uint32_t)tu_rand_range(0, 0x7fffff));
   }
@@ -906,8 +997,9 @@ static int64_t pick_d(const gcase *c, int key) {
 }
 
 static void gen_random(gcase *c, int idx, const gopts *o) {
-  static const llmk_dtype copy_dts[] = {LLMK_F32, LLMK_F16, LLMK_BF16, LLMK_I8,
-                                        LLMK_U8, LLMK_I32, LLMK_FP8_E4M3FN, LLMK_FP8_E5M2};
+  static const llmk_dtype copy_dts[] = {LLMK_F32,        LLMK_F16,     LLMK_BF16,
+                                        LLMK_I8,         LLMK_U8,      LLMK_I32,
+                                        LLMK_FP8_E4M3FN, LLMK_FP8_E5M2};
   static const llmk_dtype deq_out[] = {LLMK_F32, LLMK_F16, LLMK_BF16};
   static const int64_t Hs[] = {1, 2, 3, 4, 8};
   static const int64_t Bs[] = {0, 1, 3, 17, 1, 3, 17, 2, 5, 3};
@@ -932,7 +1024,10 @@ static void gen_random(gcase *c, int idx, const gopts *o) {
   c->bs = 1;
   for (int tries = 0; tries < 20; tries++) {
     int64_t bs = big ? bss[5 - tries % 6] : PICK(bss);
-    if (5 * bs <= per_seq) { c->bs = bs; break; }
+    if (5 * bs <= per_seq) {
+      c->bs = bs;
+      break;
+    }
   }
   c->bt_dt = tu_rand_range(0, 1) ? LLMK_I64 : LLMK_I32;
   c->sl_dt = tu_rand_range(0, 1) ? LLMK_I64 : LLMK_I32;
@@ -945,12 +1040,24 @@ static void gen_random(gcase *c, int idx, const gopts *o) {
   for (int64_t i = 0; i < c->B; i++) {
     int64_t bs = c->bs;
     switch (big && tu_rand_range(0, 1) ? 6 : tu_rand_range(0, 6)) {
-      case 0: seq[i] = 0; break;
-      case 1: seq[i] = 1; break;
-      case 2: seq[i] = bs - 1; break;
-      case 3: seq[i] = bs; break;
-      case 4: seq[i] = bs + 1; break;
-      default: seq[i] = bs * tu_rand_range(2, 4) + tu_rand_range(0, bs - 1); break;
+      case 0:
+        seq[i] = 0;
+        break;
+      case 1:
+        seq[i] = 1;
+        break;
+      case 2:
+        seq[i] = bs - 1;
+        break;
+      case 3:
+        seq[i] = bs;
+        break;
+      case 4:
+        seq[i] = bs + 1;
+        break;
+      default:
+        seq[i] = bs * tu_rand_range(2, 4) + tu_rand_range(0, bs - 1);
+        break;
     }
     int64_t need = (seq[i] + bs - 1) / bs;
     maxneed = max64(maxneed, need);
@@ -975,16 +1082,21 @@ static void gen_random(gcase *c, int idx, const gopts *o) {
     int64_t used = bcast ? maxneed : (c->seq[i] + c->bs - 1) / c->bs;
     for (int64_t j = 0; j < c->mb; j++) {
       int64_t *e = &c->bt[i * c->mb + j];
-      if (bcast && i > 0) *e = c->bt[j]; /* the library sees row 0 in every row */
-      else if (j < used) *e = perm[bcast ? j : pos++];
-      else *e = garbage_id(c->bt_dt, c->nb);
+      if (bcast && i > 0)
+        *e = c->bt[j]; /* the library sees row 0 in every row */
+      else if (j < used)
+        *e = perm[bcast ? j : pos++];
+      else
+        *e = garbage_id(c->bt_dt, c->nb);
     }
   }
   free(perm);
   int shared_ok = c->layout == LLMK_KV_BLOCKS && c->has_v && c->Dk == c->Dv;
-  c->kind[X_KC] = (int)tu_rand_range(0, c->layout == LLMK_KV_BLOCKS ? (shared_ok ? 6 : 4) : 3);
-  c->kind[X_VC] = c->kind[X_KC] >= 5 ? c->kind[X_KC]
-                                     : (int)tu_rand_range(0, c->layout == LLMK_KV_BLOCKS ? 4 : 3);
+  c->kind[X_KC] =
+      (int)tu_rand_range(0, c->layout == LLMK_KV_BLOCKS ? (shared_ok ? 6 : 4) : 3);
+  c->kind[X_VC] = c->kind[X_KC] >= 5
+                      ? c->kind[X_KC]
+                      : (int)tu_rand_range(0, c->layout == LLMK_KV_BLOCKS ? 4 : 3);
   c->kind[X_KO] = (int)tu_rand_range(0, c->has_v ? 4 : 3);
   c->kind[X_VO] = c->kind[X_KO] == 4 ? 4 : (int)tu_rand_range(0, 3);
   c->kind[X_SL] = (int)tu_rand_range(0, 2);
@@ -1031,8 +1143,10 @@ static void test_random(void) {
              (INT64_C(256) << 10);
     case_free(&c);
   }
-  printf("  blocks %d, xsplit %d, nz %d; %d dequantizing; %d over 256 KiB moved; every ISA "
-         "x {ctx NULL, 1, 2 threads}\n", counts[0], counts[1], counts[2], deq, split);
+  printf(
+      "  blocks %d, xsplit %d, nz %d; %d dequantizing; %d over 256 KiB moved; every ISA "
+      "x {ctx NULL, 1, 2 threads}\n",
+      counts[0], counts[1], counts[2], deq, split);
 }
 
 /* Large enough to be split across threads: 4096 tokens, H = 8, D = 128. */
@@ -1051,8 +1165,12 @@ static void test_large(void) {
     c.odt = od[which];
     c.bt_dt = LLMK_I32;
     c.sl_dt = LLMK_I64;
-    c.H = 8; c.Dk = c.Dv = 128; c.has_v = 1;
-    c.bs = 16; c.B = B; c.mb = len / c.bs + 4;
+    c.H = 8;
+    c.Dk = c.Dv = 128;
+    c.has_v = 1;
+    c.bs = 16;
+    c.B = B;
+    c.mb = len / c.bs + 4;
     c.nb = B * (len / c.bs + 3) + 7;
     case_vals_alloc(&c);
     int64_t *perm = malloc((size_t)c.nb * sizeof *perm), pos = 0;
@@ -1066,7 +1184,8 @@ static void test_large(void) {
     /* lengths around 256 (sum 4096 for B = 16), so that thread ranges start inside
      * sequences and blocks */
     for (int64_t i = 0; i < B; i++) {
-      c.seq[i] = len + (i % 2 ? 1 : -1) * (5 + 3 * (i / 2)) * (i == B - 1 && B % 2 ? 0 : 1);
+      c.seq[i] =
+          len + (i % 2 ? 1 : -1) * (5 + 3 * (i / 2)) * (i == B - 1 && B % 2 ? 0 : 1);
       for (int64_t j = 0; j < c.mb; j++)
         c.bt[i * c.mb + j] = j < (c.seq[i] + c.bs - 1) / c.bs ? perm[pos++] : -1;
     }
@@ -1120,15 +1239,17 @@ static void src_make(src_tensor *s, llmk_dtype dt, int64_t T, int64_t H, int64_t
 static void test_round_trip(void) {
   static const llmk_dtype dts[] = {LLMK_F32, LLMK_F16, LLMK_BF16, LLMK_I8, LLMK_U8};
   /* layout, cache stride kind (-1: random) */
-  static const int lay[][2] = {{LLMK_KV_BLOCKS, 0}, {LLMK_KV_BLOCKS, 4}, {LLMK_KV_BLOCKS, 1},
-                               {LLMK_KV_BLOCKS, 5}, {LLMK_KV_BLOCKS, 2}, {LLMK_KV_XSPLIT, 0},
-                               {LLMK_KV_XSPLIT, -1}, {LLMK_KV_NZ, 0}, {LLMK_KV_NZ, -1}};
+  static const int lay[][2] = {
+      {LLMK_KV_BLOCKS, 0},  {LLMK_KV_BLOCKS, 4}, {LLMK_KV_BLOCKS, 1},
+      {LLMK_KV_BLOCKS, 5},  {LLMK_KV_BLOCKS, 2}, {LLMK_KV_XSPLIT, 0},
+      {LLMK_KV_XSPLIT, -1}, {LLMK_KV_NZ, 0},     {LLMK_KV_NZ, -1}};
   int n = 0;
   for (size_t li = 0; li < sizeof lay / sizeof lay[0]; li++)
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
       gopts o = {lay[li][0], (int)dts[di], 1, 60000};
       gcase c;
-      gen_random(&c, (int)(3 * (li * 5 + di) + 3), &o); /* B cycles through 1, 3, 17, ... */
+      gen_random(&c, (int)(3 * (li * 5 + di) + 3),
+                 &o); /* B cycles through 1, 3, 17, ... */
       if (lay[li][1] >= 0) {
         c.kind[X_KC] = c.kind[X_VC] = lay[li][1];
         if (lay[li][1] == 5) { /* shared buffer: K and V of one head size */
@@ -1168,13 +1289,14 @@ static void test_round_trip(void) {
         for (int64_t tt = 0; tt < c.T; tt++)
           for (int64_t h = 0; h < c.H; h++)
             for (int64_t d = 0; d < out->shape[2]; d++)
-              memcpy((char *)out->data +
-                         (tt * out->strides[0] + h * out->strides[1] + d * out->strides[2]) *
-                             (int64_t)es,
-                     (const char *)src->data +
-                         (tt * src->strides[0] + h * src->strides[1] + d * src->strides[2]) *
-                             (int64_t)es,
-                     es);
+              memcpy(
+                  (char *)out->data +
+                      (tt * out->strides[0] + h * out->strides[1] + d * out->strides[2]) *
+                          (int64_t)es,
+                  (const char *)src->data +
+                      (tt * src->strides[0] + h * src->strides[1] + d * src->strides[2]) *
+                          (int64_t)es,
+                  es);
       }
       size_t ws = 0;
       llmk_plan *plan = NULL;
@@ -1216,31 +1338,71 @@ static void base_case(gcase *c, int v) {
   memset(c, 0, sizeof *c);
   c->layout = v == 3 ? LLMK_KV_XSPLIT : v == 4 ? LLMK_KV_NZ : LLMK_KV_BLOCKS;
   c->cdt = c->odt = v == 5 ? LLMK_U8 : LLMK_F16;
-  if (v == 1) { c->cdt = LLMK_FP8_E4M3FN; c->odt = LLMK_F32; c->ks_kind = 1; c->vs_kind = 2; }
-  if (v == 2) { c->cdt = LLMK_FP8_E5M2; c->odt = LLMK_BF16; c->ks_kind = c->vs_kind = 3; }
+  if (v == 1) {
+    c->cdt = LLMK_FP8_E4M3FN;
+    c->odt = LLMK_F32;
+    c->ks_kind = 1;
+    c->vs_kind = 2;
+  }
+  if (v == 2) {
+    c->cdt = LLMK_FP8_E5M2;
+    c->odt = LLMK_BF16;
+    c->ks_kind = c->vs_kind = 3;
+  }
   c->bt_dt = v == 5 ? LLMK_I64 : LLMK_I32;
   c->sl_dt = v == 5 ? LLMK_I32 : LLMK_I64;
-  c->nb = 16; c->bs = 4; c->H = 2; c->Dk = 16; c->Dv = 8; c->has_v = 1;
-  c->B = 3; c->mb = 4;
+  c->nb = 16;
+  c->bs = 4;
+  c->H = 2;
+  c->Dk = 16;
+  c->Dv = 8;
+  c->has_v = 1;
+  c->B = 3;
+  c->mb = 4;
   case_vals_alloc(c);
   static const int64_t seq[3] = {5, 0, 9}, bt[12] = {3, 7, 0, 0, 0, 0, 0, 0, 1, 12, 5, 0};
   memcpy(c->seq, seq, sizeof seq);
   memcpy(c->bt, bt, sizeof bt);
-  c->ks[0] = 0.5f; c->ks[1] = 4.0f;
-  c->vs[0] = 2.0f; c->vs[1] = 0.25f;
+  c->ks[0] = 0.5f;
+  c->ks[1] = 4.0f;
+  c->vs[0] = 2.0f;
+  c->vs[1] = 0.25f;
 }
 
 enum defect {
   D_NONE,
   /* before the descriptors are made */
-  D_KONLY, D_KONLY_VS, D_SCALE, D_SEQ, D_BT, D_UNUSED_ALL, D_SCALEV, D_TDELTA, D_MB, D_B0,
-  D_NB0, D_BS0, D_HD, D_LAYOUT,
+  D_KONLY,
+  D_KONLY_VS,
+  D_SCALE,
+  D_SEQ,
+  D_BT,
+  D_UNUSED_ALL,
+  D_SCALEV,
+  D_TDELTA,
+  D_MB,
+  D_B0,
+  D_NB0,
+  D_BS0,
+  D_HD,
+  D_LAYOUT,
   /* after: values that leave the outputs' rows as they were */
-  D_SEQ_KEEP_T, D_SEQ_WRAP,
+  D_SEQ_KEEP_T,
+  D_SEQ_WRAP,
   /* on the built descriptors */
-  D_NULL, D_NULL2, D_NULL_WS, D_NULL_PLAN, D_NULL_DATA, D_DTYPE, D_DTYPE2, D_DTYPE_OUTS,
-  D_RANK, D_DIM,
-  D_STRIDE, D_LASTDIM, D_B0_NULL_DATA
+  D_NULL,
+  D_NULL2,
+  D_NULL_WS,
+  D_NULL_PLAN,
+  D_NULL_DATA,
+  D_DTYPE,
+  D_DTYPE2,
+  D_DTYPE_OUTS,
+  D_RANK,
+  D_DIM,
+  D_STRIDE,
+  D_LASTDIM,
+  D_B0_NULL_DATA
 };
 
 typedef struct err_row {
@@ -1256,58 +1418,94 @@ typedef struct err_row {
 static err_row rows[MAX_ROWS];
 static int n_rows;
 
-static void add(const char *name, int base, int defect, int tensor, int64_t a1, int64_t a2,
-                llmk_status expect, int phase, const char *msg) {
+static void add(const char *name, int base, int defect, int tensor, int64_t a1,
+                int64_t a2, llmk_status expect, int phase, const char *msg) {
   if (n_rows == MAX_ROWS) die("too many error rows");
   err_row *r = &rows[n_rows++];
   snprintf(r->name, sizeof r->name, "%s", name);
-  r->base = base; r->defect = defect; r->tensor = tensor; r->a1 = a1; r->a2 = a2;
-  r->expect = expect; r->phase = phase; r->msg = msg;
+  r->base = base;
+  r->defect = defect;
+  r->tensor = tensor;
+  r->a1 = a1;
+  r->a2 = a2;
+  r->expect = expect;
+  r->phase = phase;
+  r->msg = msg;
 }
 
 static float special_scale(int64_t code) {
   switch (code) {
-    case 0: return 0.0f;
-    case 1: return -0.0f;
-    case 2: return -1.0f;
-    case 3: return NAN;
-    case 4: return INFINITY;
-    case 5: return -INFINITY;
-    case 6: return 1e-40f; /* subnormal: valid */
-    default: return FLT_MAX;
+    case 0:
+      return 0.0f;
+    case 1:
+      return -0.0f;
+    case 2:
+      return -1.0f;
+    case 3:
+      return NAN;
+    case 4:
+      return INFINITY;
+    case 5:
+      return -INFINITY;
+    case 6:
+      return 1e-40f; /* subnormal: valid */
+    default:
+      return FLT_MAX;
   }
 }
 
 static void apply_pre(gcase *c, const err_row *r) {
   switch (r->defect) {
-    case D_KONLY: c->has_v = 0; c->vs_kind = 0; break;
-    case D_KONLY_VS: c->has_v = 0; break;
-    case D_SCALE:
-      if (r->tensor == X_KS) c->ks_kind = (int)r->a1;
-      else c->vs_kind = (int)r->a1;
+    case D_KONLY:
+      c->has_v = 0;
+      c->vs_kind = 0;
       break;
-    case D_SEQ: c->seq[r->a1] = r->a2; break;
-    case D_BT: c->bt[r->a1] = r->a2; break;
+    case D_KONLY_VS:
+      c->has_v = 0;
+      break;
+    case D_SCALE:
+      if (r->tensor == X_KS)
+        c->ks_kind = (int)r->a1;
+      else
+        c->vs_kind = (int)r->a1;
+      break;
+    case D_SEQ:
+      c->seq[r->a1] = r->a2;
+      break;
+    case D_BT:
+      c->bt[r->a1] = r->a2;
+      break;
     case D_UNUSED_ALL: /* every entry no sequence reads */
       for (int64_t i = 0; i < c->B; i++)
         for (int64_t j = (c->seq[i] + c->bs - 1) / c->bs; j < c->mb; j++)
-          c->bt[i * c->mb + j] = (i + j) % 3 == 0 ? -1 : (i + j) % 3 == 1 ? c->nb
-                                 : c->bt_dt == LLMK_I64 ? INT64_MIN : INT32_MIN;
+          c->bt[i * c->mb + j] = (i + j) % 3 == 0       ? -1
+                                 : (i + j) % 3 == 1     ? c->nb
+                                 : c->bt_dt == LLMK_I64 ? INT64_MIN
+                                                        : INT32_MIN;
       break;
-    case D_SCALEV: (r->tensor == X_KS ? c->ks : c->vs)[r->a1] = special_scale(r->a2); break;
-    case D_TDELTA: c->T_delta = r->a1; break;
+    case D_SCALEV:
+      (r->tensor == X_KS ? c->ks : c->vs)[r->a1] = special_scale(r->a2);
+      break;
+    case D_TDELTA:
+      c->T_delta = r->a1;
+      break;
     case D_MB: {
       int64_t *nbt = calloc((size_t)(c->B * r->a1) + 1, sizeof *nbt);
       if (!nbt) die("out of memory");
       for (int64_t i = 0; i < c->B; i++)
-        for (int64_t j = 0; j < r->a1 && j < c->mb; j++) nbt[i * r->a1 + j] = c->bt[i * c->mb + j];
+        for (int64_t j = 0; j < r->a1 && j < c->mb; j++)
+          nbt[i * r->a1 + j] = c->bt[i * c->mb + j];
       free(c->bt);
       c->bt = nbt;
       c->mb = r->a1;
-      if (r->a2 == 0) for (int64_t i = 0; i < c->B; i++) c->seq[i] = 0;
+      if (r->a2 == 0)
+        for (int64_t i = 0; i < c->B; i++) c->seq[i] = 0;
       break;
     }
-    case D_B0: case D_B0_NULL_DATA: c->B = 0; break;
+    case D_B0:
+    case D_B0_NULL_DATA:
+      c->B = 0;
+      break;
     case D_NB0:
       c->nb = 0;
       for (int64_t i = 0; i < c->B; i++) c->seq[i] = 0;
@@ -1316,8 +1514,13 @@ static void apply_pre(gcase *c, const err_row *r) {
       c->bs = 0;
       for (int64_t i = 0; i < c->B; i++) c->seq[i] = i == 0 ? r->a1 : 0;
       break;
-    case D_HD: c->H = r->a1; c->Dk = r->a2; if (r->a1 == 1) c->Dv = 16; break;
-    default: break;
+    case D_HD:
+      c->H = r->a1;
+      c->Dk = r->a2;
+      if (r->a1 == 1) c->Dv = 16;
+      break;
+    default:
+      break;
   }
 }
 
@@ -1333,15 +1536,31 @@ static void apply_mid(gcase *c, const err_row *r) {
 static void apply_post(tset *s, const err_row *r) {
   llmk_tensor *t = r->tensor >= 0 ? &s->t[r->tensor] : NULL;
   switch (r->defect) {
-    case D_NULL: s->pass[r->tensor] = 0; break;
-    case D_NULL2: s->pass[r->a1] = s->pass[r->a2] = 0; break;
-    case D_NULL_DATA: t->data = NULL; break;
-    case D_DTYPE: t->dtype = (llmk_dtype)r->a1; break;
-    case D_DTYPE2: t->dtype = (llmk_dtype)r->a1; s->t[X_KO].dtype = (llmk_dtype)r->a1; break;
-    case D_DTYPE_OUTS: s->t[X_KO].dtype = s->t[X_VO].dtype = (llmk_dtype)r->a1; break;
+    case D_NULL:
+      s->pass[r->tensor] = 0;
+      break;
+    case D_NULL2:
+      s->pass[r->a1] = s->pass[r->a2] = 0;
+      break;
+    case D_NULL_DATA:
+      t->data = NULL;
+      break;
+    case D_DTYPE:
+      t->dtype = (llmk_dtype)r->a1;
+      break;
+    case D_DTYPE2:
+      t->dtype = (llmk_dtype)r->a1;
+      s->t[X_KO].dtype = (llmk_dtype)r->a1;
+      break;
+    case D_DTYPE_OUTS:
+      s->t[X_KO].dtype = s->t[X_VO].dtype = (llmk_dtype)r->a1;
+      break;
     case D_RANK:
       if (r->a1 > t->rank) { /* trailing extent-1 dimensions */
-        for (int k = t->rank; k < r->a1; k++) { t->shape[k] = 1; t->strides[k] = 1; }
+        for (int k = t->rank; k < r->a1; k++) {
+          t->shape[k] = 1;
+          t->strides[k] = 1;
+        }
       } else if (r->a1 == 0) {
         memset(t->shape, 0, sizeof t->shape);
         memset(t->strides, 0, sizeof t->strides);
@@ -1356,20 +1575,28 @@ static void apply_post(tset *s, const err_row *r) {
       }
       t->rank = (int32_t)r->a1;
       break;
-    case D_DIM: t->shape[r->a1] += r->a2; break;
-    case D_STRIDE: t->strides[r->a1] = r->a2; break;
+    case D_DIM:
+      t->shape[r->a1] += r->a2;
+      break;
+    case D_STRIDE:
+      t->strides[r->a1] = r->a2;
+      break;
     case D_LASTDIM: { /* last dim halved, the one before doubled: same D, wrong x / ld */
       int k = t->rank - 1;
       t->shape[k] /= 2;
       t->shape[r->a1] *= 2;
       int64_t st = 1;
-      for (int j = t->rank - 1; j >= 0; j--) { t->strides[j] = st; st *= t->shape[j]; }
+      for (int j = t->rank - 1; j >= 0; j--) {
+        t->strides[j] = st;
+        st *= t->shape[j];
+      }
       break;
     }
     case D_B0_NULL_DATA:
       s->t[X_BT].data = s->t[X_SL].data = s->t[X_KO].data = s->t[X_VO].data = NULL;
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -1377,8 +1604,8 @@ static void build_rows(void) {
   const llmk_status NP = LLMK_ERROR_NULL_POINTER, DT = LLMK_ERROR_INVALID_DTYPE,
                     SH = LLMK_ERROR_INVALID_SHAPE, AT = LLMK_ERROR_INVALID_ATTRIBUTE,
                     VA = LLMK_ERROR_INVALID_VALUE, OK = LLMK_SUCCESS;
-  static const char *const bname[6] = {"f16", "e4m3fn->f32", "e5m2->bf16 [H]",
-                                       "xsplit f16", "nz f16", "u8 i64 tables"};
+  static const char *const bname[6] = {"f16",        "e4m3fn->f32", "e5m2->bf16 [H]",
+                                       "xsplit f16", "nz f16",      "u8 i64 tables"};
   char nm[112];
   for (int b = 0; b < 6; b++) {
     snprintf(nm, sizeof nm, "valid base (%s)", bname[b]);
@@ -1394,8 +1621,10 @@ static void build_rows(void) {
   add("block_tables NULL", 0, D_NULL, X_BT, 0, 0, NP, 1, "block_tables");
   add("seq_lens NULL", 0, D_NULL, X_SL, 0, 0, NP, 1, "seq_lens");
   add("value_cache without value_out", 0, D_NULL, X_VO, 0, 0, NP, 1, "value_out");
-  add("value_out without value_cache", 0, D_NULL, X_VC, 0, 0, AT, 1, "value_cache|value_out");
-  add("value_cache NULL with v_scale (fp8)", 1, D_NULL2, -1, X_VC, X_VO, AT, 1, "v_scale");
+  add("value_out without value_cache", 0, D_NULL, X_VC, 0, 0, AT, 1,
+      "value_cache|value_out");
+  add("value_cache NULL with v_scale (fp8)", 1, D_NULL2, -1, X_VC, X_VO, AT, 1,
+      "v_scale");
   add("fp8 K only with v_scale", 1, D_KONLY_VS, -1, 0, 0, AT, 1, "v_scale");
   add("k_scale missing (fp8 -> f32)", 1, D_NULL, X_KS, 0, 0, NP, 1, "k_scale");
   add("v_scale missing (fp8 -> f32)", 1, D_NULL, X_VS, 0, 0, NP, 1, "v_scale");
@@ -1406,7 +1635,8 @@ static void build_rows(void) {
     add(nm, k == X_KS ? 1 : 0, D_NULL_DATA, k, 0, 0, NP, 1, tname[k]);
   }
   add("v_scale data NULL", 2, D_NULL_DATA, X_VS, 0, 0, NP, 1, "v_scale");
-  add("B = 0 with NULL data in the empty tensors", 0, D_B0_NULL_DATA, -1, 0, 0, OK, 0, NULL);
+  add("B = 0 with NULL data in the empty tensors", 0, D_B0_NULL_DATA, -1, 0, 0, OK, 0,
+      NULL);
   /* dtypes */
   const char *kd = "key_out|key_cache", *vd = "value_out|value_cache";
   add("key_out bf16, key_cache f16", 0, D_DTYPE, X_KO, LLMK_BF16, 0, DT, 1, kd);
@@ -1417,15 +1647,16 @@ static void build_rows(void) {
   add("value_out f32, value_cache f16", 0, D_DTYPE, X_VO, LLMK_F32, 0, DT, 1, vd);
   add("value_out u8, value_cache f16", 0, D_DTYPE, X_VO, LLMK_U8, 0, DT, 1, vd);
   add("value_cache i8, value_out f16", 0, D_DTYPE, X_VC, LLMK_I8, 0, DT, 1, vd);
-  add("key_cache and key_out i64 (8-byte elements)", 0, D_DTYPE2, X_KC, LLMK_I64, 0, DT, 1,
-      kd);
-  add("key_cache and key_out dtype invalid (0)", 0, D_DTYPE2, X_KC, LLMK_DTYPE_INVALID, 0, DT,
+  add("key_cache and key_out i64 (8-byte elements)", 0, D_DTYPE2, X_KC, LLMK_I64, 0, DT,
       1, kd);
+  add("key_cache and key_out dtype invalid (0)", 0, D_DTYPE2, X_KC, LLMK_DTYPE_INVALID, 0,
+      DT, 1, kd);
   add("key_cache and key_out dtype 99", 0, D_DTYPE2, X_KC, 99, 0, DT, 1, kd);
   add("e4m3fn cache, key_out i8", 1, D_DTYPE, X_KO, LLMK_I8, 0, DT, 1, kd);
   add("e4m3fn cache, key_out i32", 1, D_DTYPE, X_KO, LLMK_I32, 0, DT, 1, kd);
   add("e4m3fn cache, key_out fp8_e5m2", 1, D_DTYPE, X_KO, LLMK_FP8_E5M2, 0, DT, 1, kd);
-  add("e5m2 cache, value_out fp8_e4m3fn", 2, D_DTYPE, X_VO, LLMK_FP8_E4M3FN, 0, DT, 1, vd);
+  add("e5m2 cache, value_out fp8_e4m3fn", 2, D_DTYPE, X_VO, LLMK_FP8_E4M3FN, 0, DT, 1,
+      vd);
   add("block_tables f32", 0, D_DTYPE, X_BT, LLMK_F32, 0, DT, 1, "block_tables");
   add("block_tables i8", 0, D_DTYPE, X_BT, LLMK_I8, 0, DT, 1, "block_tables");
   add("seq_lens u8", 0, D_DTYPE, X_SL, LLMK_U8, 0, DT, 1, "seq_lens");
@@ -1437,8 +1668,8 @@ static void build_rows(void) {
   add("layout = -1", 0, D_LAYOUT, -1, -1, 0, AT, 1, "layout");
   add("k_scale given to an f16 copy", 0, D_SCALE, X_KS, 1, 0, AT, 1, "k_scale");
   add("v_scale [H] given to an f16 copy", 0, D_SCALE, X_VS, 3, 0, AT, 1, "v_scale");
-  add("k_scale, v_scale given to an fp8 -> fp8 copy", 1, D_DTYPE_OUTS, -1, LLMK_FP8_E4M3FN, 0,
-      AT, 1, "k_scale|v_scale");
+  add("k_scale, v_scale given to an fp8 -> fp8 copy", 1, D_DTYPE_OUTS, -1,
+      LLMK_FP8_E4M3FN, 0, AT, 1, "k_scale|v_scale");
   add("key_out f32, value_out bf16 (fp8 cache)", 1, D_DTYPE, X_VO, LLMK_BF16, 0, DT, 1,
       "value_out|key_out");
   /* ranks and shapes */
@@ -1467,7 +1698,8 @@ static void build_rows(void) {
   add("value_out H + 1", 0, D_DIM, X_VO, 1, 1, SH, 1, vd);
   add("value_out Dv - 1", 0, D_DIM, X_VO, 2, -1, SH, 1, vd);
   add("value_cache H + 1", 0, D_DIM, X_VC, 2, 1, SH, 1, vd);
-  add("value_out rows = key_out rows + 1", 0, D_DIM, X_VO, 0, 1, SH, 1, "value_out|key_out");
+  add("value_out rows = key_out rows + 1", 0, D_DIM, X_VO, 0, 1, SH, 1,
+      "value_out|key_out");
   add("value_cache num_blocks + 1", 0, D_DIM, X_VC, 0, 1, SH, 1,
       "value_cache|num_blocks|key_cache");
   add("value_cache block_size + 1", 0, D_DIM, X_VC, 1, 1, SH, 1,
@@ -1476,13 +1708,15 @@ static void build_rows(void) {
   add("seq_lens B - 1", 0, D_DIM, X_SL, 0, -1, SH, 1, "block_tables|seq_lens");
   add("x-split key_cache H + 1", 3, D_DIM, X_KC, 1, 1, SH, 1, kd);
   add("x-split key_cache D/x + 1", 3, D_DIM, X_KC, 2, 1, SH, 1, kd);
-  add("x-split key_cache last dim x/2 (same D)", 3, D_LASTDIM, X_KC, 2, 0, SH, 1, "key_cache");
+  add("x-split key_cache last dim x/2 (same D)", 3, D_LASTDIM, X_KC, 2, 0, SH, 1,
+      "key_cache");
   add("x-split key Dk = 12, not a multiple of x = 8", 3, D_HD, -1, 2, 12, SH, 1, kd);
   add("x-split value_cache Dv + 1", 3, D_DIM, X_VC, 2, 1, SH, 1, vd);
   add("x-split value_cache block_size + 1", 3, D_DIM, X_VC, 3, 1, SH, 1,
       "value_cache|block_size|key_cache");
   add("NZ key_cache H*D/ld + 1", 4, D_DIM, X_KC, 1, 1, SH, 1, kd);
-  add("NZ key_cache last dim ld/2 (same H*D)", 4, D_LASTDIM, X_KC, 1, 0, SH, 1, "key_cache");
+  add("NZ key_cache last dim ld/2 (same H*D)", 4, D_LASTDIM, X_KC, 1, 0, SH, 1,
+      "key_cache");
   add("NZ H*Dk = 24, not a multiple of ld = 16", 4, D_HD, -1, 1, 24, SH, 1, kd);
   add("NZ value_cache H*D/ld - 1", 4, D_DIM, X_VC, 1, -1, SH, 1, vd);
   add("k_scale [3] with H = 2", 2, D_DIM, X_KS, 0, 1, SH, 1, "k_scale");
@@ -1494,9 +1728,11 @@ static void build_rows(void) {
   add("key_out stride -3", 0, D_STRIDE, X_KO, 0, -3, SH, 1, "key_out");
   add("block_tables stride -1", 0, D_STRIDE, X_BT, 1, -1, SH, 1, "block_tables");
   add("seq_lens stride -1", 0, D_STRIDE, X_SL, 0, -1, SH, 1, "seq_lens");
-  add("key_cache span overflows", 0, D_STRIDE, X_KC, 0, INT64_MAX / 2, SH, 1, "key_cache");
+  add("key_cache span overflows", 0, D_STRIDE, X_KC, 0, INT64_MAX / 2, SH, 1,
+      "key_cache");
   add("key_out span overflows", 0, D_STRIDE, X_KO, 0, INT64_MAX / 4, SH, 1, "key_out");
-  add("value_out span overflows", 0, D_STRIDE, X_VO, 0, INT64_MAX / 2, SH, 1, "value_out");
+  add("value_out span overflows", 0, D_STRIDE, X_VO, 0, INT64_MAX / 2, SH, 1,
+      "value_out");
 
   /* phase 2: values */
   const char *sums = "key_out|seq_lens|sum", *over = "seq_lens|max_blocks|block_tables";
@@ -1505,13 +1741,15 @@ static void build_rows(void) {
   add("key_out rows = sum(seq_lens) + 1 (fp8)", 1, D_TDELTA, -1, 1, 0, VA, 2, sums);
   add("seq_lens[1] = -1", 0, D_SEQ, -1, 1, -1, VA, 2, "seq_lens");
   add("seq_lens[2] = INT32_MIN (i32)", 5, D_SEQ, -1, 2, INT32_MIN, VA, 2, "seq_lens");
-  add("seq_lens[0] = -1, rows kept", 0, D_SEQ_KEEP_T, -1, 0, -1, VA, 2, "seq_lens|key_out");
+  add("seq_lens[0] = -1, rows kept", 0, D_SEQ_KEEP_T, -1, 0, -1, VA, 2,
+      "seq_lens|key_out");
   add("seq_lens[2] = 17 needs 5 blocks, max_blocks 4", 0, D_SEQ, -1, 2, 17, VA, 2, over);
   add("seq_lens[0] = 2^40, rows kept", 0, D_SEQ_KEEP_T, -1, 0, INT64_C(1) << 40, VA, 2,
       "seq_lens|max_blocks|block_tables|key_out");
   add("seq_lens sum wraps to key_out rows", 0, D_SEQ_WRAP, -1, 0, 0, VA, 2,
       "seq_lens|max_blocks|block_tables|key_out|overflow");
-  add("valid: seq_lens[2] = 16 = max_blocks * block_size", 0, D_SEQ, -1, 2, 16, OK, 0, NULL);
+  add("valid: seq_lens[2] = 16 = max_blocks * block_size", 0, D_SEQ, -1, 2, 16, OK, 0,
+      NULL);
   add("max_blocks 0, seq_lens 0", 0, D_MB, -1, 0, 0, OK, 0, NULL);
   add("max_blocks 0, seq_lens[0] = 5", 0, D_MB, -1, 0, 1, VA, 2, over);
   add("max_blocks 2, seq_lens[2] = 9 needs 3", 0, D_MB, -1, 2, 1, VA, 2, over);
@@ -1522,7 +1760,8 @@ static void build_rows(void) {
   add("block_size = 0, seq_lens[0] = 1", 0, D_BS0, -1, 1, 0, VA, 2, over);
   add("block_tables[2][1] = num_blocks", 0, D_BT, -1, 9, 16, VA, 2, "block_tables");
   add("block_tables[0][0] = -1", 0, D_BT, -1, 0, -1, VA, 2, "block_tables");
-  add("block_tables[2][2] = INT32_MAX", 0, D_BT, -1, 10, INT32_MAX, VA, 2, "block_tables");
+  add("block_tables[2][2] = INT32_MAX", 0, D_BT, -1, 10, INT32_MAX, VA, 2,
+      "block_tables");
   add("block_tables[0][1] = num_blocks (fp8)", 1, D_BT, -1, 1, 16, VA, 2, "block_tables");
   add("block_tables[2][0] = -1 (x-split)", 3, D_BT, -1, 8, -1, VA, 2, "block_tables");
   add("block_tables[2][2] = num_blocks (NZ)", 4, D_BT, -1, 10, 16, VA, 2, "block_tables");
@@ -1532,15 +1771,16 @@ static void build_rows(void) {
       "block_tables");
   add("valid: unused block_tables[0][2] = -1", 0, D_BT, -1, 2, -1, OK, 0, NULL);
   add("valid: unused block_tables[0][3] = num_blocks", 0, D_BT, -1, 3, 16, OK, 0, NULL);
-  add("valid: unused block_tables[2][3] = INT32_MIN", 0, D_BT, -1, 11, INT32_MIN, OK, 0, NULL);
+  add("valid: unused block_tables[2][3] = INT32_MIN", 0, D_BT, -1, 11, INT32_MIN, OK, 0,
+      NULL);
   add("valid: block_tables row 1 (seq_len 0) = -1", 0, D_BT, -1, 4, -1, OK, 0, NULL);
   add("valid: every unused entry invalid", 0, D_UNUSED_ALL, -1, 0, 0, OK, 0, NULL);
   add("valid: every unused entry invalid (i64)", 5, D_UNUSED_ALL, -1, 0, 0, OK, 0, NULL);
   add("valid: every unused entry invalid (NZ)", 4, D_UNUSED_ALL, -1, 0, 0, OK, 0, NULL);
-  add("valid: unused block_tables[2][3] = INT64_MAX (i64)", 5, D_BT, -1, 11, INT64_MAX, OK, 0,
-      NULL);
-  static const char *const sname[8] = {"0", "-0", "-1", "NaN", "inf", "-inf",
-                                       "1e-40 (valid)", "FLT_MAX (valid)"};
+  add("valid: unused block_tables[2][3] = INT64_MAX (i64)", 5, D_BT, -1, 11, INT64_MAX,
+      OK, 0, NULL);
+  static const char *const sname[8] = {
+      "0", "-0", "-1", "NaN", "inf", "-inf", "1e-40 (valid)", "FLT_MAX (valid)"};
   for (int code = 0; code < 8; code++) {
     int ok = code >= 6;
     snprintf(nm, sizeof nm, "k_scale [] = %s", sname[code]);
@@ -1573,8 +1813,8 @@ static void run_row(const err_row *r) {
   llmk_status st = call_p1(&s, layout, r->defect == D_NULL_WS ? NULL : &ws,
                            r->defect == D_NULL_PLAN ? NULL : &plan);
   if (r->phase == 1) {
-    TU_CHECK(st == r->expect, "%s: phase 1 status %d, expected %d ('%s')", r->name, (int)st,
-             (int)r->expect, llmk_last_error());
+    TU_CHECK(st == r->expect, "%s: phase 1 status %d, expected %d ('%s')", r->name,
+             (int)st, (int)r->expect, llmk_last_error());
     if (st == LLMK_SUCCESS) {
       llmk_plan_destroy(plan); /* never run a plan made from a bad descriptor */
     } else {
@@ -1601,10 +1841,12 @@ static void run_row(const err_row *r) {
     }
   }
   /* rejected: every byte as before; accepted: the reference's outputs */
-  if (st == r->expect) tset_check(&s, &e, &nl, ALL_HOSTS, r->name);
+  if (st == r->expect)
+    tset_check(&s, &e, &nl, ALL_HOSTS, r->name);
   else
     for (int k = 0; k < X_COUNT; k++)
-      if (s.has_buf[k]) TU_CHECK(tu_buf_check(&s.buf[k]), "%s: %s guards", r->name, tname[k]);
+      if (s.has_buf[k])
+        TU_CHECK(tu_buf_check(&s.buf[k]), "%s: %s guards", r->name, tname[k]);
   free(nl.v);
   tset_free(&s);
   tset_free(&e);
@@ -1644,7 +1886,8 @@ static void test_lifecycle(void) {
   tset_build(&s, &c, 31);
   TU_CHECK(call_p1(&s, c.layout, &ws, &plan) == LLMK_SUCCESS, "lifecycle: phase 1");
   TU_CHECK(run_plan(plan, ws, NULL) == LLMK_SUCCESS, "lifecycle: first run");
-  TU_CHECK(run_plan(plan, ws, NULL) == LLMK_ERROR_INVALID_PLAN, "consumed plan run again");
+  TU_CHECK(run_plan(plan, ws, NULL) == LLMK_ERROR_INVALID_PLAN,
+           "consumed plan run again");
   tset_check(&s, &e, &nl, ALL_HOSTS, "consumed plan run again");
   TU_CHECK(call_p1(&s, c.layout, &ws, &plan) == LLMK_SUCCESS, "lifecycle: phase 1");
   TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "destroy an unrun plan");
@@ -1663,7 +1906,8 @@ static void workspace_case(const gcase *c, const char *label) {
   size_t ws = 0;
   llmk_plan *plan = NULL;
   llmk_status st = call_p1(&s, c->layout, &ws, &plan);
-  TU_CHECK(st == LLMK_SUCCESS, "%s: phase 1 %d ('%s')", label, (int)st, llmk_last_error());
+  TU_CHECK(st == LLMK_SUCCESS, "%s: phase 1 %d ('%s')", label, (int)st,
+           llmk_last_error());
   if (st != LLMK_SUCCESS) goto done;
   if (ws == 0) {
     printf("  %s: workspace size is 0: WORKSPACE_TOO_SMALL not reachable\n", label);
@@ -1691,9 +1935,9 @@ done:
 
 static void test_workspace(void) {
   printf("workspace:\n");
-  static const char *const bname[6] = {"blocks f16", "blocks e4m3fn->f32",
-                                       "blocks e5m2->bf16", "xsplit f16", "nz f16",
-                                       "blocks u8"};
+  static const char *const bname[6] = {
+      "blocks f16", "blocks e4m3fn->f32", "blocks e5m2->bf16", "xsplit f16",
+      "nz f16",     "blocks u8"};
   for (int b = 0; b < 6; b++) {
     gcase c;
     base_case(&c, b);
@@ -1735,8 +1979,10 @@ int main(void) {
   double t4 = now_s();
   test_large();
   double t5 = now_s();
-  printf("time %.2f s (samples %.2f, errors + plans %.2f, round trips %.2f, random %.2f, "
-         "threaded %.2f)\n", t5 - t0, t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
+  printf(
+      "time %.2f s (samples %.2f, errors + plans %.2f, round trips %.2f, random %.2f, "
+      "threaded %.2f)\n",
+      t5 - t0, t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
   llmk_context_destroy(ctxs[1]);
   llmk_context_destroy(ctxs[2]);
   return tu_finish("test_gather_pa_kv_cache");

@@ -1,16 +1,15 @@
 /* scatter_pa_kv_cache: the spec's two samples, random cases for every layout against
- * tests/ref/scatter_pa_kv_cache_ref.c (bit copies of every element size, fp8 conversions with
- * per-tensor and per-head scales, strided and fused sources, padded / permuted / shared
- * caches, padding slots, i32 and i64 strided slot_mapping), duplicate slots, an error
- * table, workspace and plan checks, and byte-identical results for every ISA and
+ * tests/ref/scatter_pa_kv_cache_ref.c (bit copies of every element size, fp8 conversions
+ * with per-tensor and per-head scales, strided and fused sources, padded / permuted /
+ * shared caches, padding slots, i32 and i64 strided slot_mapping), duplicate slots, an
+ * error table, workspace and plan checks, and byte-identical results for every ISA and
  * thread count. Whole buffers are compared, guard zones and gaps included. */
 #include <float.h>
 #include <math.h>
 #include <time.h>
 
-#include "llmk/llmk.h"
-
 #include "convert_ref.h"
+#include "llmk/llmk.h"
 #include "scatter_pa_kv_cache_ref.h"
 #include "test_util.h"
 
@@ -41,27 +40,42 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t cdiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 /* ------------------------------------------------------------------ cases */
 
 enum { X_KEY, X_VAL, X_KC, X_VC, X_SLOT, X_KS, X_VS, X_COUNT };
-static const char *const xname[X_COUNT] = {"key",          "value",   "key_cache", "value_cache",
-                                           "slot_mapping", "k_scale", "v_scale"};
+static const char *const xname[X_COUNT] = {
+    "key", "value", "key_cache", "value_cache", "slot_mapping", "k_scale", "v_scale"};
 #define M(k) (1u << (k))
 
 enum { SCL_NONE, SCL_RANK0, SCL_ONE, SCL_HEAD };
 static const char *const scl_name[] = {"none", "[]", "[1]", "[H]"};
 
 enum { SRC_CONTIG, SRC_FUSED, SRC_HEADMAJOR, SRC_STRIDE2, SRC_BCAST };
-static const char *const src_name[] = {"contiguous", "fused qkv view", "head-major padded",
-                                       "element stride 2", "token stride 0"};
+static const char *const src_name[] = {"contiguous", "fused qkv view",
+                                       "head-major padded", "element stride 2",
+                                       "token stride 0"};
 
 /* BLOCKS takes every kind; x-split and NZ the first three. */
-enum { CK_CONTIG, CK_PADDED, CK_PERM, CK_HND, CK_SHARED_BLOCK, CK_SHARED_HEAD, CK_STRIDE2 };
-static const char *const ck_name[] = {"contiguous", "padded", "blocks not outermost",
-                                      "HND strides", "K/V in one buffer per block",
-                                      "K/V interleaved per head", "element stride 2"};
+enum {
+  CK_CONTIG,
+  CK_PADDED,
+  CK_PERM,
+  CK_HND,
+  CK_SHARED_BLOCK,
+  CK_SHARED_HEAD,
+  CK_STRIDE2
+};
+static const char *const ck_name[] = {"contiguous",
+                                      "padded",
+                                      "blocks not outermost",
+                                      "HND strides",
+                                      "K/V in one buffer per block",
+                                      "K/V interleaved per head",
+                                      "element stride 2"};
 static const char *const layout_name[] = {"blocks", "xsplit", "nz"};
 
 enum { VAL_BITS, VAL_CONV, VAL_ZERO };
@@ -91,10 +105,11 @@ static void case_label(const sc_case *c, char *buf, size_t n, const char *prefix
            "%s (%s/%s, %s->%s/%s, T=%" PRId64 " H=%" PRId64 " Dk=%" PRId64 " Dv=%" PRId64
            "%s nb=%" PRId64 " bs=%" PRId64 ", src %s, slots %s stride %" PRId64
            ", scales %s/%s)",
-           prefix, layout_name[c->layout], ck_name[c->cache_kind], llmk_dtype_name(c->sdt),
-           llmk_dtype_name(c->kcdt), llmk_dtype_name(c->vcdt), c->T, c->H, c->Dk, c->Dv,
-           c->has_v ? "" : " K-only", c->nb, c->bs, src_name[c->src_kind],
-           llmk_dtype_name(c->slotdt), c->slot_stride, scl_name[c->kscl], scl_name[c->vscl]);
+           prefix, layout_name[c->layout], ck_name[c->cache_kind],
+           llmk_dtype_name(c->sdt), llmk_dtype_name(c->kcdt), llmk_dtype_name(c->vcdt),
+           c->T, c->H, c->Dk, c->Dv, c->has_v ? "" : " K-only", c->nb, c->bs,
+           src_name[c->src_kind], llmk_dtype_name(c->slotdt), c->slot_stride,
+           scl_name[c->kscl], scl_name[c->vscl]);
 }
 
 /* ------------------------------------------------------------- tensor sets */
@@ -105,8 +120,8 @@ typedef struct tset {
   int nbuf;
   tu_buf buf[X_COUNT];
   unsigned char *map[X_COUNT];
-  int bi[X_COUNT];      /* buffer of each tensor; -1: not built */
-  size_t off[X_COUNT];  /* byte offset of its data in the buffer */
+  int bi[X_COUNT];     /* buffer of each tensor; -1: not built */
+  size_t off[X_COUNT]; /* byte offset of its data in the buffer */
   llmk_tensor t[X_COUNT];
   int built[X_COUNT], pass[X_COUNT];
   int layout;
@@ -146,11 +161,23 @@ static void src_desc(llmk_tensor *t, llmk_dtype dt, int kind, int64_t T, int64_t
                      int64_t D, int64_t R) {
   int64_t sh[3] = {T, H, D}, st[3] = {H * D, D, 1};
   switch (kind) {
-    case SRC_FUSED: st[0] = R; break;
-    case SRC_HEADMAJOR: st[0] = D + 3; st[1] = T * (D + 3); break;
-    case SRC_STRIDE2: st[1] = 2 * D + 1; st[0] = H * st[1] + 5; st[2] = 2; break;
-    case SRC_BCAST: st[0] = 0; break;
-    default: break;
+    case SRC_FUSED:
+      st[0] = R;
+      break;
+    case SRC_HEADMAJOR:
+      st[0] = D + 3;
+      st[1] = T * (D + 3);
+      break;
+    case SRC_STRIDE2:
+      st[1] = 2 * D + 1;
+      st[0] = H * st[1] + 5;
+      st[2] = 2;
+      break;
+    case SRC_BCAST:
+      st[0] = 0;
+      break;
+    default:
+      break;
   }
   set_desc(t, dt, 3, sh, st);
 }
@@ -163,50 +190,123 @@ static void cache_desc(llmk_tensor *t, llmk_dtype dt, int layout, int is_value, 
   int64_t sh[5], st[5];
   int rank = 4;
   if (layout == KVREF_BLOCKS) {
-    sh[0] = nb; sh[1] = bs; sh[2] = H; sh[3] = D;
+    sh[0] = nb;
+    sh[1] = bs;
+    sh[2] = H;
+    sh[3] = D;
     switch (kind) {
       case CK_PADDED:
-        st[3] = 1; st[2] = D + 3; st[1] = H * st[2] + 1; st[0] = bs * st[1] + 5;
+        st[3] = 1;
+        st[2] = D + 3;
+        st[1] = H * st[2] + 1;
+        st[0] = bs * st[1] + 5;
         break;
       case CK_PERM: /* [H, nb, bs, D] in memory */
-        st[3] = 1; st[1] = D; st[0] = bs * D; st[2] = nb * bs * D;
+        st[3] = 1;
+        st[1] = D;
+        st[0] = bs * D;
+        st[2] = nb * bs * D;
         break;
       case CK_HND:
-        st[3] = 1; st[1] = D; st[2] = bs * D; st[0] = H * bs * D;
+        st[3] = 1;
+        st[1] = D;
+        st[2] = bs * D;
+        st[0] = H * bs * D;
         break;
       case CK_STRIDE2:
-        st[3] = 2; st[2] = 2 * D + 1; st[1] = H * st[2] + 2; st[0] = bs * st[1] + 3;
+        st[3] = 2;
+        st[2] = 2 * D + 1;
+        st[1] = H * st[2] + 2;
+        st[0] = bs * st[1] + 3;
         break;
       default:
-        st[3] = 1; st[2] = D; st[1] = H * D; st[0] = bs * H * D;
+        st[3] = 1;
+        st[2] = D;
+        st[1] = H * D;
+        st[0] = bs * H * D;
         break;
     }
   } else if (layout == KVREF_XSPLIT && is_value) {
-    sh[0] = nb; sh[1] = H; sh[2] = D; sh[3] = bs;
+    sh[0] = nb;
+    sh[1] = H;
+    sh[2] = D;
+    sh[3] = bs;
     switch (kind) {
-      case CK_PADDED: st[3] = 1; st[2] = bs + 1; st[1] = D * st[2] + 2; st[0] = H * st[1] + 3; break;
-      case CK_PERM: st[3] = 1; st[2] = bs; st[0] = D * bs; st[1] = nb * st[0]; break;
-      default: st[3] = 1; st[2] = bs; st[1] = D * bs; st[0] = H * D * bs; break;
+      case CK_PADDED:
+        st[3] = 1;
+        st[2] = bs + 1;
+        st[1] = D * st[2] + 2;
+        st[0] = H * st[1] + 3;
+        break;
+      case CK_PERM:
+        st[3] = 1;
+        st[2] = bs;
+        st[0] = D * bs;
+        st[1] = nb * st[0];
+        break;
+      default:
+        st[3] = 1;
+        st[2] = bs;
+        st[1] = D * bs;
+        st[0] = H * D * bs;
+        break;
     }
   } else if (layout == KVREF_XSPLIT) {
     const int64_t x = 16 / ce, G = cdiv(D, x);
     rank = 5;
-    sh[0] = nb; sh[1] = H; sh[2] = G; sh[3] = bs; sh[4] = x;
+    sh[0] = nb;
+    sh[1] = H;
+    sh[2] = G;
+    sh[3] = bs;
+    sh[4] = x;
     switch (kind) {
       case CK_PADDED:
-        st[4] = 1; st[3] = x + 1; st[2] = bs * st[3] + 3; st[1] = G * st[2] + 5;
+        st[4] = 1;
+        st[3] = x + 1;
+        st[2] = bs * st[3] + 3;
+        st[1] = G * st[2] + 5;
         st[0] = H * st[1] + 7;
         break;
-      case CK_PERM: st[4] = 1; st[3] = x; st[2] = bs * x; st[0] = G * bs * x; st[1] = nb * st[0]; break;
-      default: st[4] = 1; st[3] = x; st[2] = bs * x; st[1] = G * bs * x; st[0] = H * G * bs * x; break;
+      case CK_PERM:
+        st[4] = 1;
+        st[3] = x;
+        st[2] = bs * x;
+        st[0] = G * bs * x;
+        st[1] = nb * st[0];
+        break;
+      default:
+        st[4] = 1;
+        st[3] = x;
+        st[2] = bs * x;
+        st[1] = G * bs * x;
+        st[0] = H * G * bs * x;
+        break;
     }
   } else {
     const int64_t ld = 32 / ce, G = cdiv(H * D, ld);
-    sh[0] = nb; sh[1] = G; sh[2] = bs; sh[3] = ld;
+    sh[0] = nb;
+    sh[1] = G;
+    sh[2] = bs;
+    sh[3] = ld;
     switch (kind) {
-      case CK_PADDED: st[3] = 1; st[2] = ld + 2; st[1] = bs * st[2] + 3; st[0] = G * st[1] + 5; break;
-      case CK_PERM: st[3] = 1; st[2] = ld; st[0] = bs * ld; st[1] = nb * st[0]; break;
-      default: st[3] = 1; st[2] = ld; st[1] = bs * ld; st[0] = G * bs * ld; break;
+      case CK_PADDED:
+        st[3] = 1;
+        st[2] = ld + 2;
+        st[1] = bs * st[2] + 3;
+        st[0] = G * st[1] + 5;
+        break;
+      case CK_PERM:
+        st[3] = 1;
+        st[2] = ld;
+        st[0] = bs * ld;
+        st[1] = nb * st[0];
+        break;
+      default:
+        st[3] = 1;
+        st[2] = ld;
+        st[1] = bs * ld;
+        st[0] = G * bs * ld;
+        break;
     }
   }
   set_desc(t, dt, rank, sh, st);
@@ -225,30 +325,49 @@ static void put16(unsigned char *p, uint32_t v) {
   uint16_t w = (uint16_t)v;
   memcpy(p, &w, 2);
 }
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put32(unsigned char *p, uint32_t v) {
+  memcpy(p, &v, 4);
+}
 
 /* Bit patterns a float path would change: NaNs with payloads (signalling too), inf,
  * subnormals, -0. */
 static void put_special(unsigned char *p, llmk_dtype dt) {
-  static const uint32_t f32[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF812345u,
-                                 0x7FBFFFFFu, 0x7FE00000u, 0x7F800000u, 0x00000001u,
-                                 0x80000000u};
-  static const uint32_t f16[] = {0x7E00, 0xFE00, 0x7C01, 0xFD55, 0x7C00, 0x0001, 0x8000, 0x7FFF};
-  static const uint32_t bf16[] = {0x7FC0, 0xFFC0, 0x7F81, 0xFF81, 0x7F80, 0x0001, 0x8000, 0x7FFF};
+  static const uint32_t f32[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u,
+                                 0xFF812345u, 0x7FBFFFFFu, 0x7FE00000u,
+                                 0x7F800000u, 0x00000001u, 0x80000000u};
+  static const uint32_t f16[] = {0x7E00, 0xFE00, 0x7C01, 0xFD55,
+                                 0x7C00, 0x0001, 0x8000, 0x7FFF};
+  static const uint32_t bf16[] = {0x7FC0, 0xFFC0, 0x7F81, 0xFF81,
+                                  0x7F80, 0x0001, 0x8000, 0x7FFF};
   static const uint32_t e4m3[] = {0x7F, 0xFF, 0x7E, 0x80, 0x01};
   static const uint32_t e5m2[] = {0x7D, 0xFE, 0x7F, 0x7C, 0xFC, 0x01};
   switch (dt) {
-    case LLMK_F32: put32(p, f32[tu_rand_range(0, 8)]); break;
-    case LLMK_F16: put16(p, f16[tu_rand_range(0, 7)]); break;
-    case LLMK_BF16: put16(p, bf16[tu_rand_range(0, 7)]); break;
-    case LLMK_FP8_E4M3FN: *p = (unsigned char)e4m3[tu_rand_range(0, 4)]; break;
-    case LLMK_FP8_E5M2: *p = (unsigned char)e5m2[tu_rand_range(0, 5)]; break;
-    default: break; /* integers: the random bytes are as good as any */
+    case LLMK_F32:
+      put32(p, f32[tu_rand_range(0, 8)]);
+      break;
+    case LLMK_F16:
+      put16(p, f16[tu_rand_range(0, 7)]);
+      break;
+    case LLMK_BF16:
+      put16(p, bf16[tu_rand_range(0, 7)]);
+      break;
+    case LLMK_FP8_E4M3FN:
+      *p = (unsigned char)e4m3[tu_rand_range(0, 4)];
+      break;
+    case LLMK_FP8_E5M2:
+      *p = (unsigned char)e5m2[tu_rand_range(0, 5)];
+      break;
+    default:
+      break; /* integers: the random bytes are as good as any */
   }
 }
 
-static ref_fmt fp8_fmt(llmk_dtype d) { return d == LLMK_FP8_E4M3FN ? REF_FP8_E4M3FN : REF_FP8_E5M2; }
-static int is_fp8(llmk_dtype d) { return d == LLMK_FP8_E4M3FN || d == LLMK_FP8_E5M2; }
+static ref_fmt fp8_fmt(llmk_dtype d) {
+  return d == LLMK_FP8_E4M3FN ? REF_FP8_E4M3FN : REF_FP8_E5M2;
+}
+static int is_fp8(llmk_dtype d) {
+  return d == LLMK_FP8_E4M3FN || d == LLMK_FP8_E5M2;
+}
 
 /* An f32 value for a conversion to fp8 with scale s: in range, saturating, exact ties
  * (midpoints of neighbours; exact after a power-of-two scale), subnormals, inf, 0. */
@@ -262,7 +381,8 @@ static float gen_conv_value(ref_fmt f8, float s) {
     return (float)(sign * (r < 44 ? (a + b) / 2 : a) * s);
   }
   if (r < 58) return (float)(sign * tu_rand_unit() * 4 * ref_min_subnormal(f8) * s);
-  if (r < 68) return (float)(sign * ldexp(1.0 + tu_rand_unit(), (int)tu_rand_range(-40, 40)));
+  if (r < 68)
+    return (float)(sign * ldexp(1.0 + tu_rand_unit(), (int)tu_rand_range(-40, 40)));
   if (r < 72) return (float)(sign * INFINITY);
   if (r < 76) return (float)(sign * ((r & 1) ? 1e30 : 3e38));
   if (r < 80) return (float)(sign * 0.0);
@@ -274,19 +394,26 @@ static void put_conv(unsigned char *p, llmk_dtype sdt, ref_fmt f8, float s) {
   const int r = (int)tu_rand_range(0, 99);
   const uint32_t sign = tu_rand_range(0, 1) ? 1u : 0u, pay = (uint32_t)tu_rand_u64();
   if (r < 8) { /* NaN with a random payload */
-    if (sdt == LLMK_F32) put32(p, (sign << 31) | 0x7F800000u | (pay & 0x7FFFFFu) | 1u);
-    else if (sdt == LLMK_F16) put16(p, (sign << 15) | 0x7C00u | (pay & 0x3FFu) | 1u);
-    else put16(p, (sign << 15) | 0x7F80u | (pay & 0x7Fu) | 1u);
+    if (sdt == LLMK_F32)
+      put32(p, (sign << 31) | 0x7F800000u | (pay & 0x7FFFFFu) | 1u);
+    else if (sdt == LLMK_F16)
+      put16(p, (sign << 15) | 0x7C00u | (pay & 0x3FFu) | 1u);
+    else
+      put16(p, (sign << 15) | 0x7F80u | (pay & 0x7Fu) | 1u);
     return;
   }
   if (r < 14) { /* any bits */
-    if (sdt == LLMK_F32) put32(p, pay);
-    else put16(p, pay);
+    if (sdt == LLMK_F32)
+      put32(p, pay);
+    else
+      put16(p, pay);
     return;
   }
   float v = gen_conv_value(f8, s);
-  if (sdt == LLMK_F32) memcpy(p, &v, 4);
-  else put16(p, ref_encode(sdt == LLMK_F16 ? REF_F16 : REF_BF16, v));
+  if (sdt == LLMK_F32)
+    memcpy(p, &v, 4);
+  else
+    put16(p, ref_encode(sdt == LLMK_F16 ? REF_F16 : REF_BF16, v));
 }
 
 static void write_src(tset *s, int k, const sc_case *c, llmk_dtype cdt, const float *scl,
@@ -297,11 +424,15 @@ static void write_src(tset *s, int k, const sc_case *c, llmk_dtype cdt, const fl
   for (int64_t i = 0; i < t->shape[0]; i++)
     for (int64_t h = 0; h < t->shape[1]; h++)
       for (int64_t d = 0; d < t->shape[2]; d++) {
-        unsigned char *p = (unsigned char *)t->data +
-                           (i * t->strides[0] + h * t->strides[1] + d * t->strides[2]) * es;
-        if (vals == VAL_ZERO) memset(p, 0, (size_t)es);
-        else if (vals == VAL_BITS) { if (tu_rand_range(0, 7) == 0) put_special(p, t->dtype); }
-        else put_conv(p, t->dtype, fp8_fmt(cdt), scl[kind == SCL_HEAD ? h : 0]);
+        unsigned char *p =
+            (unsigned char *)t->data +
+            (i * t->strides[0] + h * t->strides[1] + d * t->strides[2]) * es;
+        if (vals == VAL_ZERO)
+          memset(p, 0, (size_t)es);
+        else if (vals == VAL_BITS) {
+          if (tu_rand_range(0, 7) == 0) put_special(p, t->dtype);
+        } else
+          put_conv(p, t->dtype, fp8_fmt(cdt), scl[kind == SCL_HEAD ? h : 0]);
       }
 }
 
@@ -338,14 +469,17 @@ static void tset_build(tset *s, const sc_case *c) {
     add_tensor(s, bufsz, X_VAL, fused ? s->bi[X_KEY] : -1,
                fused ? (size_t)(2 * c->H * c->Dk) * ses : 0);
   }
-  const int shared = c->layout == KVREF_BLOCKS && c->has_v &&
-                     (c->cache_kind == CK_SHARED_BLOCK || c->cache_kind == CK_SHARED_HEAD);
+  const int shared =
+      c->layout == KVREF_BLOCKS && c->has_v &&
+      (c->cache_kind == CK_SHARED_BLOCK || c->cache_kind == CK_SHARED_HEAD);
   if (shared) {
     if (c->kcdt != c->vcdt) die("shared cache buffer with two dtypes");
-    const int64_t sh_k[4] = {c->nb, c->bs, c->H, c->Dk}, sh_v[4] = {c->nb, c->bs, c->H, c->Dv};
+    const int64_t sh_k[4] = {c->nb, c->bs, c->H, c->Dk},
+                  sh_v[4] = {c->nb, c->bs, c->H, c->Dv};
     if (c->cache_kind == CK_SHARED_BLOCK) {
       const int64_t P = c->bs * c->H * (c->Dk + c->Dv);
-      const int64_t st_k[4] = {P, c->H * c->Dk, c->Dk, 1}, st_v[4] = {P, c->H * c->Dv, c->Dv, 1};
+      const int64_t st_k[4] = {P, c->H * c->Dk, c->Dk, 1},
+                    st_v[4] = {P, c->H * c->Dv, c->Dv, 1};
       set_desc(&s->t[X_KC], c->kcdt, 4, sh_k, st_k);
       set_desc(&s->t[X_VC], c->vcdt, 4, sh_v, st_v);
       add_tensor(s, bufsz, X_KC, -1, 0);
@@ -359,10 +493,12 @@ static void tset_build(tset *s, const sc_case *c) {
       add_tensor(s, bufsz, X_VC, s->bi[X_KC], (size_t)c->Dk * kce);
     }
   } else {
-    cache_desc(&s->t[X_KC], c->kcdt, c->layout, 0, c->cache_kind, c->nb, c->bs, c->H, c->Dk);
+    cache_desc(&s->t[X_KC], c->kcdt, c->layout, 0, c->cache_kind, c->nb, c->bs, c->H,
+               c->Dk);
     add_tensor(s, bufsz, X_KC, -1, 0);
     if (c->has_v) {
-      cache_desc(&s->t[X_VC], c->vcdt, c->layout, 1, c->cache_kind, c->nb, c->bs, c->H, c->Dv);
+      cache_desc(&s->t[X_VC], c->vcdt, c->layout, 1, c->cache_kind, c->nb, c->bs, c->H,
+                 c->Dv);
       add_tensor(s, bufsz, X_VC, -1, 0);
     }
   }
@@ -388,9 +524,11 @@ static void tset_build(tset *s, const sc_case *c) {
   if (c->has_v) write_src(s, X_VAL, c, c->vcdt, c->vs, c->vscl);
   const size_t slot_es = kvref_esize(c->slotdt);
   for (int64_t t = 0; t < c->T; t++) {
-    unsigned char *p = (unsigned char *)s->t[X_SLOT].data + (size_t)(t * c->slot_stride) * slot_es;
+    unsigned char *p =
+        (unsigned char *)s->t[X_SLOT].data + (size_t)(t * c->slot_stride) * slot_es;
     if (c->slotdt == LLMK_I32) {
-      if (c->slots[t] < INT32_MIN || c->slots[t] > INT32_MAX) die("slot does not fit an i32");
+      if (c->slots[t] < INT32_MIN || c->slots[t] > INT32_MAX)
+        die("slot does not fit an i32");
       int32_t v = (int32_t)c->slots[t];
       memcpy(p, &v, 4);
     } else {
@@ -468,9 +606,10 @@ static const char *where(const tset *s, int j, size_t i) {
           for (int64_t d = 0; d < v.D; d++) {
             int64_t off = (int64_t)s->off[k] + kvref_byte_offset(&v, bb, o, h, d);
             if ((int64_t)i >= off && (int64_t)i < off + (int64_t)v.esize) {
-              snprintf(b, sizeof b, "%s element b=%" PRId64 " o=%" PRId64 " h=%" PRId64
-                       " d=%" PRId64 ", slot %" PRId64, xname[k], bb, o, h, d,
-                       bb * v.block_size + o);
+              snprintf(b, sizeof b,
+                       "%s element b=%" PRId64 " o=%" PRId64 " h=%" PRId64 " d=%" PRId64
+                       ", slot %" PRId64,
+                       xname[k], bb, o, h, d, bb * v.block_size + o);
               return b;
             }
           }
@@ -496,7 +635,8 @@ static unsigned cache_bufs(const tset *s) {
 }
 
 /* Buffers in `mask` only. */
-static int tset_same_mask(const tset *a, const tset *e, const char *label, unsigned mask) {
+static int tset_same_mask(const tset *a, const tset *e, const char *label,
+                          unsigned mask) {
   int same = 1;
   for (int j = 0; j < a->nbuf; j++) {
     if (!(mask & M(j))) continue;
@@ -521,8 +661,9 @@ static int tset_same_mask(const tset *a, const tset *e, const char *label, unsig
     }
     if (bad) {
       same = 0;
-      TU_CHECK(0, "%s: %s: %zu bytes differ, first at byte %zu (%s): 0x%02x, expected 0x%02x",
-               label, buf_name(a, j), bad, first, where(e, j, first), x[first], y[first]);
+      TU_CHECK(
+          0, "%s: %s: %zu bytes differ, first at byte %zu (%s): 0x%02x, expected 0x%02x",
+          label, buf_name(a, j), bad, first, where(e, j, first), x[first], y[first]);
     }
   }
   return same;
@@ -567,7 +708,9 @@ static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
 
 /* Leaves another function's message as the last error, so that a rejected call that
  * sets none is not credited with an earlier message. */
-static void reset_error(void) { (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL); }
+static void reset_error(void) {
+  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+}
 
 static int words_in(const char *m, const char *words, int all) {
   char buf[256];
@@ -675,7 +818,11 @@ static void case_base(sc_case *c, int layout, llmk_dtype sdt, llmk_dtype cdt, in
   c->sdt = sdt;
   c->kcdt = c->vcdt = cdt;
   c->slotdt = LLMK_I64;
-  c->T = T; c->H = H; c->Dk = c->Dv = D; c->nb = nb; c->bs = bs;
+  c->T = T;
+  c->H = H;
+  c->Dk = c->Dv = D;
+  c->nb = nb;
+  c->bs = bs;
   c->has_v = 1;
   c->scl_stride = 1;
   c->slot_stride = 1;
@@ -733,8 +880,8 @@ static void test_samples(void) {
     c.slots[1] = 1;
     tset P, E, R;
     tset_build(&P, &c);
-    TU_CHECK(P.t[X_KC].shape[0] == 1 && P.t[X_KC].shape[1] == 4 && P.t[X_KC].shape[2] == 32 &&
-                 P.t[X_KC].shape[3] == 16,
+    TU_CHECK(P.t[X_KC].shape[0] == 1 && P.t[X_KC].shape[1] == 4 &&
+                 P.t[X_KC].shape[2] == 32 && P.t[X_KC].shape[3] == 16,
              "CANN sample: cache shape");
     for (int k = X_KC; k <= X_VC; k++)
       for (int i = 0; i < 2048; i++) put16((unsigned char *)P.t[k].data + 2 * i, 0x0001);
@@ -742,7 +889,8 @@ static void test_samples(void) {
     int zeros = 0, ones = 0;
     for (int k = X_KC; k <= X_VC; k++) {
       for (int cc = 0; cc < 4; cc++)
-        for (int i = 0; i < 32; i++) put16((unsigned char *)E.t[k].data + 2 * (cc * 512 + i), 0);
+        for (int i = 0; i < 32; i++)
+          put16((unsigned char *)E.t[k].data + 2 * (cc * 512 + i), 0);
       for (int i = 0; i < 2048; i++) {
         uint16_t v;
         memcpy(&v, (unsigned char *)E.t[k].data + 2 * i, 2);
@@ -750,7 +898,8 @@ static void test_samples(void) {
         ones += v == 1;
       }
     }
-    TU_CHECK(zeros == 2 * 128 && ones == 2 * 1920, "CANN sample: %d zeros, %d ones", zeros, ones);
+    TU_CHECK(zeros == 2 * 128 && ones == 2 * 1920, "CANN sample: %d zeros, %d ones",
+             zeros, ones);
     tset_copy(&R, &P, 0);
     TU_CHECK(ref_run(&R) == 0, "CANN sample: reference fails");
     tset_same(&R, &E, "CANN NZ sample: reference vs the documented result");
@@ -766,7 +915,8 @@ static void test_samples(void) {
 /* ------------------------------------------------------------ random cases */
 
 static float gen_scale(void) {
-  static const float list[] = {1.0f, 0.5f, 2.0f, 0.25f, 8.0f, 0.0078125f, 0.1f, 3.0f, 1e-3f, 300.0f};
+  static const float list[] = {1.0f,       0.5f, 2.0f, 0.25f, 8.0f,
+                               0.0078125f, 0.1f, 3.0f, 1e-3f, 300.0f};
   if (tu_rand_range(0, 3) == 0)
     return (float)ldexp(1.0 + tu_rand_unit(), (int)tu_rand_range(-7, 6));
   return list[tu_rand_range(0, 9)];
@@ -804,10 +954,18 @@ static void gen_slots(sc_case *c, int kind, int pad_pct) {
   for (int64_t t = 0; t < T; t++) {
     if (tu_rand_range(0, 99) >= pad_pct) continue;
     switch (tu_rand_range(0, 3)) {
-      case 0: c->slots[t] = -1; break;
-      case 1: c->slots[t] = -tu_rand_range(2, 100000); break;
-      case 2: c->slots[t] = INT32_MIN; break;
-      default: c->slots[t] = c->slotdt == LLMK_I64 ? INT64_MIN : INT32_MIN; break;
+      case 0:
+        c->slots[t] = -1;
+        break;
+      case 1:
+        c->slots[t] = -tu_rand_range(2, 100000);
+        break;
+      case 2:
+        c->slots[t] = INT32_MIN;
+        break;
+      default:
+        c->slots[t] = c->slotdt == LLMK_I64 ? INT64_MIN : INT32_MIN;
+        break;
     }
   }
 }
@@ -816,8 +974,9 @@ static void gen_case(sc_case *c, int idx) {
   static const int64_t T_list[] = {0, 1, 7, 64, 300}, H_list[] = {1, 2, 8};
   static const int64_t D_std[] = {16, 64, 128}, D_odd[] = {24, 40, 576};
   static const int64_t bs_list[] = {1, 16, 32, 128};
-  static const llmk_dtype copy_dt[] = {LLMK_F32, LLMK_F16, LLMK_BF16, LLMK_I8,
-                                       LLMK_U8,  LLMK_I32, LLMK_FP8_E4M3FN, LLMK_FP8_E5M2};
+  static const llmk_dtype copy_dt[] = {LLMK_F32,        LLMK_F16,     LLMK_BF16,
+                                       LLMK_I8,         LLMK_U8,      LLMK_I32,
+                                       LLMK_FP8_E4M3FN, LLMK_FP8_E5M2};
   static const llmk_dtype conv_src[] = {LLMK_F32, LLMK_F16, LLMK_BF16};
   memset(c, 0, sizeof *c);
   c->seed = tu_rand_u64();
@@ -843,20 +1002,24 @@ static void gen_case(sc_case *c, int idx) {
       c->Dv = odd ? D_odd[tu_rand_range(0, 2)] : D_std[tu_rand_range(0, 2)];
     }
     if (c->layout != KVREF_NZ) break;
-    const int64_t ldk = 32 / (int64_t)kvref_esize(c->kcdt), ldv = 32 / (int64_t)kvref_esize(c->vcdt);
+    const int64_t ldk = 32 / (int64_t)kvref_esize(c->kcdt),
+                  ldv = 32 / (int64_t)kvref_esize(c->vcdt);
     if ((c->H * c->Dk) % ldk == 0 && (c->H * c->Dv) % ldv == 0) break;
   }
   if (!c->has_v) c->Dv = c->Dk;
   c->bs = bs_list[tu_rand_range(0, 3)];
   /* at most ~4 MiB per case's caches */
-  const int64_t slot_bytes = c->H * (c->Dk * (int64_t)kvref_esize(c->kcdt) +
-                                     (c->has_v ? c->Dv * (int64_t)kvref_esize(c->vcdt) : 0));
+  const int64_t slot_bytes =
+      c->H * (c->Dk * (int64_t)kvref_esize(c->kcdt) +
+              (c->has_v ? c->Dv * (int64_t)kvref_esize(c->vcdt) : 0));
   int64_t extra = tu_rand_range(0, 3);
   for (;;) {
     c->nb = (c->T ? cdiv(c->T, c->bs) : 1) + extra;
     if (c->nb * c->bs * slot_bytes <= (4 << 20) || (c->bs == 1 && extra == 0)) break;
-    if (extra) extra--;
-    else c->bs /= 2;
+    if (extra)
+      extra--;
+    else
+      c->bs /= 2;
   }
   if (c->layout == KVREF_BLOCKS) {
     c->cache_kind = (int)tu_rand_range(0, 6);
@@ -866,9 +1029,9 @@ static void gen_case(sc_case *c, int idx) {
   } else {
     c->cache_kind = (int)tu_rand_range(0, 2);
   }
-  static const int src_kinds[10] = {SRC_CONTIG, SRC_CONTIG, SRC_CONTIG, SRC_FUSED, SRC_FUSED,
-                                    SRC_HEADMAJOR, SRC_HEADMAJOR, SRC_STRIDE2, SRC_STRIDE2,
-                                    SRC_BCAST};
+  static const int src_kinds[10] = {
+      SRC_CONTIG,    SRC_CONTIG,    SRC_CONTIG,  SRC_FUSED,   SRC_FUSED,
+      SRC_HEADMAJOR, SRC_HEADMAJOR, SRC_STRIDE2, SRC_STRIDE2, SRC_BCAST};
   c->src_kind = src_kinds[tu_rand_range(0, 9)];
   c->slotdt = tu_rand_range(0, 1) ? LLMK_I32 : LLMK_I64;
   static const int64_t sstr[4] = {1, 1, 2, 3};
@@ -886,8 +1049,9 @@ static void gen_case(sc_case *c, int idx) {
   /* a slot out of range in one case in 20: nothing may be written */
   if (c->T > 0 && tu_rand_range(0, 19) == 0) {
     int64_t t = tu_rand_range(0, c->T - 1), cap = c->nb * c->bs;
-    c->slots[t] = tu_rand_range(0, 1) ? cap + tu_rand_range(0, 2)
-                                      : (c->slotdt == LLMK_I32 ? INT32_MAX : INT64_C(1) << 40);
+    c->slots[t] = tu_rand_range(0, 1)
+                      ? cap + tu_rand_range(0, 2)
+                      : (c->slotdt == LLMK_I32 ? INT32_MAX : INT64_C(1) << 40);
   }
 }
 
@@ -906,9 +1070,10 @@ static void test_random(void) {
     check_case(&c, label, 1, 1);
     case_free(&c);
   }
-  printf("random cases: %d (%d with an out-of-range slot), every ISA up to %s x ctx NULL / "
-         "1 / 2 threads: %.2f s\n",
-         n, n_bad, llmk_isa_name(g_native), now_s() - t0);
+  printf(
+      "random cases: %d (%d with an out-of-range slot), every ISA up to %s x ctx NULL / "
+      "1 / 2 threads: %.2f s\n",
+      n, n_bad, llmk_isa_name(g_native), now_s() - t0);
 }
 
 /* ------------------------------------------------------------ duplicates */
@@ -930,7 +1095,8 @@ static void test_duplicates(void) {
     for (int i = 0; i < 3; i++)
       TU_CHECK(memcmp((unsigned char *)E.t[X_KC].data + win[i][0] * 32 * 4,
                       (unsigned char *)P.t[X_KEY].data + win[i][1] * 32 * 4, 128) == 0,
-               "duplicates: reference: slot %d is not token %d's key", win[i][0], win[i][1]);
+               "duplicates: reference: slot %d is not token %d's key", win[i][0],
+               win[i][1]);
     run_variants(c.layout, &P, &E, LLMK_SUCCESS, "duplicate slots, T=7", 1, 3);
     tset_free(&P);
     tset_free(&E);
@@ -944,20 +1110,30 @@ static void test_duplicates(void) {
     if (cfg < 3)
       case_base(&c, KVREF_BLOCKS, LLMK_BF16, LLMK_BF16, T, 8, 128, 16, 16);
     else
-      case_base(&c, KVREF_NZ, LLMK_F16, LLMK_FP8_E4M3FN, T, 8, 32, 16, 16); /* D=32: the
-                                                           reference's fp8 encoder is slow */
+      case_base(&c, KVREF_NZ, LLMK_F16, LLMK_FP8_E4M3FN, T, 8, 32, 16,
+                16); /* D=32: the
+    reference's fp8 encoder is slow */
     if (cfg == 3) {
       c.kscl = c.vscl = SCL_HEAD;
-      for (int h = 0; h < MAXH; h++) { c.ks[h] = 0.5f * (float)(h + 1); c.vs[h] = 0.25f; }
+      for (int h = 0; h < MAXH; h++) {
+        c.ks[h] = 0.5f * (float)(h + 1);
+        c.vs[h] = 0.25f;
+      }
     }
     c.slotdt = cfg == 1 ? LLMK_I32 : LLMK_I64;
     c.cache_kind = cfg == 2 ? CK_HND : CK_CONTIG;
     c.seed = 90 + (uint64_t)cfg;
     for (int64_t t = 0; t < T; t++) {
       switch (cfg) {
-        case 0: c.slots[t] = t % 97; break;
-        case 1: c.slots[t] = t < T / 2 ? t % 256 : (T - 1 - t) % 256; break;
-        default: c.slots[t] = tu_rand_range(0, 5) == 0 ? -1 : tu_rand_range(0, 31); break;
+        case 0:
+          c.slots[t] = t % 97;
+          break;
+        case 1:
+          c.slots[t] = t < T / 2 ? t % 256 : (T - 1 - t) % 256;
+          break;
+        default:
+          c.slots[t] = tu_rand_range(0, 5) == 0 ? -1 : tu_rand_range(0, 31);
+          break;
       }
     }
     snprintf(label, sizeof label, "duplicate slots, pattern %d", cfg);
@@ -1034,7 +1210,8 @@ static void fx_init(sc_case *c, int base) {
       c->vals = VAL_CONV;
       break;
     case BASE_FP8_HEAD: {
-      static const float ks[4] = {0.5f, 1.0f, 2.0f, 4.0f}, vs[4] = {0.25f, 3.0f, 1.0f, 8.0f};
+      static const float ks[4] = {0.5f, 1.0f, 2.0f, 4.0f},
+                         vs[4] = {0.25f, 3.0f, 1.0f, 8.0f};
       c->H = 4;
       c->kcdt = c->vcdt = LLMK_FP8_E5M2;
       c->kscl = c->vscl = SCL_HEAD;
@@ -1043,29 +1220,64 @@ static void fx_init(sc_case *c, int base) {
       c->vals = VAL_CONV;
       break;
     }
-    case BASE_XSPLIT: c->layout = KVREF_XSPLIT; break;
-    case BASE_NZ: c->layout = KVREF_NZ; break;
-    default: break;
+    case BASE_XSPLIT:
+      c->layout = KVREF_XSPLIT;
+      break;
+    case BASE_NZ:
+      c->layout = KVREF_NZ;
+      break;
+    default:
+      break;
   }
 }
 
 enum pre_defect {
-  P_NONE, P_T0, P_KONLY, P_VCDT, P_KSCL, P_VSCL, P_VSCL_STRIDED, P_DK, P_DV, P_D, P_H_D,
-  P_DT, P_DT_SCALED, P_LAYOUT_D, P_SLOT, P_SLOT32, P_SLOT_STRIDED, P_ALLPAD, P_KSCALE_VAL,
-  P_VSCALE_VAL, P_KONLY_VSCL
+  P_NONE,
+  P_T0,
+  P_KONLY,
+  P_VCDT,
+  P_KSCL,
+  P_VSCL,
+  P_VSCL_STRIDED,
+  P_DK,
+  P_DV,
+  P_D,
+  P_H_D,
+  P_DT,
+  P_DT_SCALED,
+  P_LAYOUT_D,
+  P_SLOT,
+  P_SLOT32,
+  P_SLOT_STRIDED,
+  P_ALLPAD,
+  P_KSCALE_VAL,
+  P_VSCALE_VAL,
+  P_KONLY_VSCL
 };
 enum post_defect {
-  D_NONE, D_NULL, D_NULL_WS, D_NULL_PLAN, D_NULL_DATA, D_T0_NULL, D_DTYPE, D_LAYOUT, D_RANK,
-  D_SHAPE, D_SET_SHAPE, D_STRIDE, D_X_CHANGE, D_CACHE_NULL
+  D_NONE,
+  D_NULL,
+  D_NULL_WS,
+  D_NULL_PLAN,
+  D_NULL_DATA,
+  D_T0_NULL,
+  D_DTYPE,
+  D_LAYOUT,
+  D_RANK,
+  D_SHAPE,
+  D_SET_SHAPE,
+  D_STRIDE,
+  D_X_CHANGE,
+  D_CACHE_NULL
 };
 
 typedef struct err_row {
   char name[128];
   int base, pre, post;
-  int konly;     /* K only, on top of the pre defect */
-  int nb0;       /* num_blocks = 0 and every slot padding, before the pre defect */
-  int x;         /* tensor of the post defect */
-  unsigned xs;   /* D_DTYPE: mask of tensors */
+  int konly;   /* K only, on top of the pre defect */
+  int nb0;     /* num_blocks = 0 and every slot padding, before the pre defect */
+  int x;       /* tensor of the post defect */
+  unsigned xs; /* D_DTYPE: mask of tensors */
   int64_t a1, a2, p1, p2;
   double f;
   llmk_status expect;
@@ -1085,21 +1297,45 @@ static void add(err_row r) {
 
 static void apply_pre(sc_case *c, const err_row *r) {
   switch (r->pre) {
-    case P_T0: c->T = 0; break;
-    case P_KONLY: c->has_v = 0; c->vscl = SCL_NONE; break;
-    case P_KONLY_VSCL: c->has_v = 0; break; /* v_scale still built */
+    case P_T0:
+      c->T = 0;
+      break;
+    case P_KONLY:
+      c->has_v = 0;
+      c->vscl = SCL_NONE;
+      break;
+    case P_KONLY_VSCL:
+      c->has_v = 0;
+      break; /* v_scale still built */
     case P_VCDT:
       c->vcdt = (llmk_dtype)r->p1;
       c->vscl = c->vcdt == c->sdt ? SCL_NONE : SCL_RANK0;
       if (r->p2) c->vscl = SCL_RANK0; /* a scale although the value is copied */
       break;
-    case P_KSCL: c->kscl = (int)r->p1; break;
-    case P_VSCL: c->vscl = (int)r->p1; break;
-    case P_VSCL_STRIDED: c->vscl = SCL_HEAD; c->scl_stride = 2; c->vs[1] = 5.0f; break;
-    case P_DK: c->Dk = r->p1; break;
-    case P_DV: c->Dv = r->p1; break;
-    case P_D: c->Dk = c->Dv = r->p1; break;
-    case P_H_D: c->H = r->p1; c->Dk = c->Dv = r->p2; break;
+    case P_KSCL:
+      c->kscl = (int)r->p1;
+      break;
+    case P_VSCL:
+      c->vscl = (int)r->p1;
+      break;
+    case P_VSCL_STRIDED:
+      c->vscl = SCL_HEAD;
+      c->scl_stride = 2;
+      c->vs[1] = 5.0f;
+      break;
+    case P_DK:
+      c->Dk = r->p1;
+      break;
+    case P_DV:
+      c->Dv = r->p1;
+      break;
+    case P_D:
+      c->Dk = c->Dv = r->p1;
+      break;
+    case P_H_D:
+      c->H = r->p1;
+      c->Dk = c->Dv = r->p2;
+      break;
     case P_DT: /* source and caches of one dtype p1, or source p1 and caches p2 */
       c->sdt = (llmk_dtype)r->p1;
       c->kcdt = c->vcdt = (llmk_dtype)(r->p2 ? r->p2 : r->p1);
@@ -1113,55 +1349,98 @@ static void apply_pre(sc_case *c, const err_row *r) {
       c->ks[0] = c->vs[0] = 1.0f;
       c->vals = VAL_BITS;
       break;
-    case P_LAYOUT_D: c->layout = (int)r->p1; c->Dk = c->Dv = r->p2; break;
-    case P_SLOT: c->slots[r->p1] = r->p2; break;
-    case P_SLOT32: c->slotdt = LLMK_I32; c->slots[r->p1] = r->p2; break;
-    case P_SLOT_STRIDED: c->slot_stride = 3; c->slots[r->p1] = r->p2; break;
+    case P_LAYOUT_D:
+      c->layout = (int)r->p1;
+      c->Dk = c->Dv = r->p2;
+      break;
+    case P_SLOT:
+      c->slots[r->p1] = r->p2;
+      break;
+    case P_SLOT32:
+      c->slotdt = LLMK_I32;
+      c->slots[r->p1] = r->p2;
+      break;
+    case P_SLOT_STRIDED:
+      c->slot_stride = 3;
+      c->slots[r->p1] = r->p2;
+      break;
     case P_ALLPAD:
       for (int64_t t = 0; t < c->T; t++) c->slots[t] = -1 - t;
       break;
-    case P_KSCALE_VAL: c->ks[r->p1] = (float)r->f; break;
-    case P_VSCALE_VAL: c->vs[r->p1] = (float)r->f; break;
-    default: break;
+    case P_KSCALE_VAL:
+      c->ks[r->p1] = (float)r->f;
+      break;
+    case P_VSCALE_VAL:
+      c->vs[r->p1] = (float)r->f;
+      break;
+    default:
+      break;
   }
 }
 
 static void apply_post(tset *s, const err_row *r) {
   llmk_tensor *t = &s->t[r->x];
   switch (r->post) {
-    case D_NULL: s->pass[r->x] = 0; break;
-    case D_NULL_DATA: t->data = NULL; break;
-    case D_T0_NULL: s->t[X_KEY].data = s->t[X_VAL].data = s->t[X_SLOT].data = NULL; break;
-    case D_CACHE_NULL: s->t[X_KC].data = s->t[X_VC].data = NULL; break;
+    case D_NULL:
+      s->pass[r->x] = 0;
+      break;
+    case D_NULL_DATA:
+      t->data = NULL;
+      break;
+    case D_T0_NULL:
+      s->t[X_KEY].data = s->t[X_VAL].data = s->t[X_SLOT].data = NULL;
+      break;
+    case D_CACHE_NULL:
+      s->t[X_KC].data = s->t[X_VC].data = NULL;
+      break;
     case D_DTYPE:
       for (int k = 0; k < X_COUNT; k++)
         if (r->xs & M(k)) s->t[k].dtype = (llmk_dtype)r->a1;
       break;
     case D_RANK: {
       int nr = (int)r->a1;
-      for (int k = t->rank; k < nr; k++) { t->shape[k] = 1; t->strides[k] = 1; }
-      for (int k = nr; k < t->rank; k++) { t->shape[k] = 0; t->strides[k] = 0; }
+      for (int k = t->rank; k < nr; k++) {
+        t->shape[k] = 1;
+        t->strides[k] = 1;
+      }
+      for (int k = nr; k < t->rank; k++) {
+        t->shape[k] = 0;
+        t->strides[k] = 0;
+      }
       t->rank = nr;
       break;
     }
-    case D_SHAPE: t->shape[r->a1] += r->a2; break;
-    case D_SET_SHAPE: t->shape[r->a1] = r->a2; break;
-    case D_STRIDE: t->strides[r->a1] = r->a2; break;
+    case D_SHAPE:
+      t->shape[r->a1] += r->a2;
+      break;
+    case D_SET_SHAPE:
+      t->shape[r->a1] = r->a2;
+      break;
+    case D_STRIDE:
+      t->strides[r->a1] = r->a2;
+      break;
     case D_X_CHANGE: /* the x (ld) extent halved, the one above doubled, still dense */
       if (t->rank == 5) {
-        t->shape[4] /= 2; t->shape[2] *= 2; t->strides[3] /= 2; t->strides[2] /= 2;
+        t->shape[4] /= 2;
+        t->shape[2] *= 2;
+        t->strides[3] /= 2;
+        t->strides[2] /= 2;
       } else {
-        t->shape[3] /= 2; t->shape[1] *= 2; t->strides[2] /= 2; t->strides[1] /= 2;
+        t->shape[3] /= 2;
+        t->shape[1] *= 2;
+        t->strides[2] /= 2;
+        t->strides[1] /= 2;
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
 static void build_rows(void) {
-  const llmk_status NP = LLMK_ERROR_NULL_POINTER,
-                    DT = LLMK_ERROR_INVALID_DTYPE, SH = LLMK_ERROR_INVALID_SHAPE,
-                    AT = LLMK_ERROR_INVALID_ATTRIBUTE, VA = LLMK_ERROR_INVALID_VALUE;
+  const llmk_status NP = LLMK_ERROR_NULL_POINTER, DT = LLMK_ERROR_INVALID_DTYPE,
+                    SH = LLMK_ERROR_INVALID_SHAPE, AT = LLMK_ERROR_INVALID_ATTRIBUTE,
+                    VA = LLMK_ERROR_INVALID_VALUE;
   const llmk_dtype E4 = LLMK_FP8_E4M3FN, E5 = LLMK_FP8_E5M2;
   err_row r;
 #define ROW(...) (r = (err_row){__VA_ARGS__}, add(r))
@@ -1173,7 +1452,8 @@ static void build_rows(void) {
   ROW(.name = "valid: x-split", .base = BASE_XSPLIT);
   ROW(.name = "valid: NZ", .base = BASE_NZ);
   ROW(.name = "valid: 300 tokens", .base = BASE_BIG);
-  ROW(.name = "valid: T=0, key/value/slot_mapping data NULL", .pre = P_T0, .post = D_T0_NULL);
+  ROW(.name = "valid: T=0, key/value/slot_mapping data NULL", .pre = P_T0,
+      .post = D_T0_NULL);
   ROW(.name = "valid: T=0, fp8", .base = BASE_FP8, .pre = P_T0);
   ROW(.name = "valid: K only", .pre = P_KONLY);
   ROW(.name = "valid: K only, fp8", .base = BASE_FP8, .pre = P_KONLY);
@@ -1182,20 +1462,24 @@ static void build_rows(void) {
   const llmk_status MIX_OK = KV_MIXED_CACHE_DTYPES ? LLMK_SUCCESS : DT;
   const int MIX_PHASE = KV_MIXED_CACHE_DTYPES ? 0 : 1;
   const char *const MIX_MSG = KV_MIXED_CACHE_DTYPES ? NULL : "value_cache|key_cache";
-  ROW(.name = "mixed caches: key cache e4m3fn, value cache bf16 (copied)", .base = BASE_FP8,
-      .pre = P_VCDT, .p1 = LLMK_BF16, .expect = MIX_OK, .phase = MIX_PHASE, .msg = MIX_MSG);
+  ROW(.name = "mixed caches: key cache e4m3fn, value cache bf16 (copied)",
+      .base = BASE_FP8, .pre = P_VCDT, .p1 = LLMK_BF16, .expect = MIX_OK,
+      .phase = MIX_PHASE, .msg = MIX_MSG);
   ROW(.name = "mixed caches: key cache e4m3fn, value cache e5m2", .base = BASE_FP8,
       .pre = P_VCDT, .p1 = E5, .expect = MIX_OK, .phase = MIX_PHASE, .msg = MIX_MSG);
   ROW(.name = "valid: k_scale [1]", .base = BASE_FP8, .pre = P_KSCL, .p1 = SCL_ONE);
-  ROW(.name = "valid: v_scale [H] with stride 2", .base = BASE_FP8, .pre = P_VSCL_STRIDED);
+  ROW(.name = "valid: v_scale [H] with stride 2", .base = BASE_FP8,
+      .pre = P_VSCL_STRIDED);
   ROW(.name = "valid: i32 copy", .pre = P_DT, .p1 = LLMK_I32);
   ROW(.name = "valid: e5m2 -> e5m2 copy", .pre = P_DT, .p1 = E5);
-  ROW(.name = "valid: x-split bf16 D=24 (x=8)", .base = BASE_XSPLIT, .pre = P_D, .p1 = 24);
+  ROW(.name = "valid: x-split bf16 D=24 (x=8)", .base = BASE_XSPLIT, .pre = P_D,
+      .p1 = 24);
   ROW(.name = "valid: x-split value cache D=12 (x only constrains the key cache)",
       .base = BASE_XSPLIT, .pre = P_DV, .p1 = 12);
-  ROW(.name = "valid: NZ H=2 D=24 (H*D=48, a multiple of ld=16)", .base = BASE_NZ, .pre = P_D,
-      .p1 = 24);
-  ROW(.name = "valid: slot INT64_MIN is padding", .pre = P_SLOT, .p1 = 2, .p2 = INT64_MIN);
+  ROW(.name = "valid: NZ H=2 D=24 (H*D=48, a multiple of ld=16)", .base = BASE_NZ,
+      .pre = P_D, .p1 = 24);
+  ROW(.name = "valid: slot INT64_MIN is padding", .pre = P_SLOT, .p1 = 2,
+      .p2 = INT64_MIN);
   ROW(.name = "valid: slot num_blocks*block_size-1", .pre = P_SLOT, .p1 = 3, .p2 = 15);
   ROW(.name = "valid: i32 slot INT32_MIN is padding", .pre = P_SLOT32, .p1 = 2,
       .p2 = INT32_MIN);
@@ -1208,7 +1492,8 @@ static void build_rows(void) {
       .f = FLT_MAX);
 
   /* phase 1: pointers */
-  ROW(.name = "key NULL", .post = D_NULL, .x = X_KEY, .expect = NP, .phase = 1, .msg = "key");
+  ROW(.name = "key NULL", .post = D_NULL, .x = X_KEY, .expect = NP, .phase = 1,
+      .msg = "key");
   ROW(.name = "key_cache NULL", .post = D_NULL, .x = X_KC, .expect = NP, .phase = 1,
       .msg = "key_cache");
   ROW(.name = "slot_mapping NULL", .post = D_NULL, .x = X_SLOT, .expect = NP, .phase = 1,
@@ -1241,16 +1526,17 @@ static void build_rows(void) {
       .xs = M(X_VAL) | M(X_VC), .a1 = LLMK_F16, .expect = DT, .phase = 1, .msg = "value");
   ROW(.name = "key_cache f16, key bf16", .post = D_DTYPE, .xs = M(X_KC), .a1 = LLMK_F16,
       .expect = DT, .phase = 1, .msg = "key_cache");
-  ROW(.name = "value_cache f16, value bf16", .post = D_DTYPE, .xs = M(X_VC), .a1 = LLMK_F16,
-      .expect = DT, .phase = 1, .msg = "value_cache");
+  ROW(.name = "value_cache f16, value bf16", .post = D_DTYPE, .xs = M(X_VC),
+      .a1 = LLMK_F16, .expect = DT, .phase = 1, .msg = "value_cache");
   ROW(.name = "all i64 (8-byte elements)", .post = D_DTYPE,
       .xs = M(X_KEY) | M(X_VAL) | M(X_KC) | M(X_VC), .a1 = LLMK_I64, .expect = DT,
       .phase = 1, .msg = "key");
   ROW(.name = "all LLMK_DTYPE_INVALID", .post = D_DTYPE,
-      .xs = M(X_KEY) | M(X_VAL) | M(X_KC) | M(X_VC), .a1 = LLMK_DTYPE_INVALID, .expect = DT,
-      .phase = 1, .msg = "key");
-  ROW(.name = "all dtype 99", .post = D_DTYPE, .xs = M(X_KEY) | M(X_VAL) | M(X_KC) | M(X_VC),
-      .a1 = 99, .expect = DT, .phase = 1, .msg = "key");
+      .xs = M(X_KEY) | M(X_VAL) | M(X_KC) | M(X_VC), .a1 = LLMK_DTYPE_INVALID,
+      .expect = DT, .phase = 1, .msg = "key");
+  ROW(.name = "all dtype 99", .post = D_DTYPE,
+      .xs = M(X_KEY) | M(X_VAL) | M(X_KC) | M(X_VC), .a1 = 99, .expect = DT, .phase = 1,
+      .msg = "key");
   ROW(.name = "slot_mapping f32", .post = D_DTYPE, .xs = M(X_SLOT), .a1 = LLMK_F32,
       .expect = DT, .phase = 1, .msg = "slot_mapping");
   ROW(.name = "slot_mapping i8", .post = D_DTYPE, .xs = M(X_SLOT), .a1 = LLMK_I8,
@@ -1279,12 +1565,14 @@ static void build_rows(void) {
       .p1 = E4, .p2 = LLMK_F32, .expect = DT, .phase = 1, .msg = "key_cache|key");
 
   /* attributes */
-  ROW(.name = "layout 7", .post = D_LAYOUT, .a1 = 7, .expect = AT, .phase = 1, .msg = "layout");
-  ROW(.name = "layout 3", .post = D_LAYOUT, .a1 = 3, .expect = AT, .phase = 1, .msg = "layout");
+  ROW(.name = "layout 7", .post = D_LAYOUT, .a1 = 7, .expect = AT, .phase = 1,
+      .msg = "layout");
+  ROW(.name = "layout 3", .post = D_LAYOUT, .a1 = 3, .expect = AT, .phase = 1,
+      .msg = "layout");
   ROW(.name = "layout -1", .post = D_LAYOUT, .a1 = -1, .expect = AT, .phase = 1,
       .msg = "layout");
-  ROW(.name = "k_scale given for a bf16 copy", .pre = P_KSCL, .p1 = SCL_RANK0, .expect = AT,
-      .phase = 1, .msg = "k_scale");
+  ROW(.name = "k_scale given for a bf16 copy", .pre = P_KSCL, .p1 = SCL_RANK0,
+      .expect = AT, .phase = 1, .msg = "k_scale");
   ROW(.name = "v_scale given for a bf16 copy", .pre = P_VSCL, .p1 = SCL_ONE, .expect = AT,
       .phase = 1, .msg = "v_scale");
   ROW(.name = "mixed caches: v_scale given for the copied value (bf16 value cache)",
@@ -1296,17 +1584,19 @@ static void build_rows(void) {
 
   /* ranks */
   {
-    static const struct { int base, x, rank; } rk[] = {
-        {BASE_COPY, X_KEY, 2},     {BASE_COPY, X_KEY, 4},       {BASE_COPY, X_VAL, 2},
-        {BASE_COPY, X_VAL, 4},     {BASE_COPY, X_KC, 3},        {BASE_COPY, X_KC, 5},
-        {BASE_COPY, X_VC, 3},      {BASE_COPY, X_VC, 5},        {BASE_COPY, X_SLOT, 0},
-        {BASE_COPY, X_SLOT, 2},    {BASE_FP8, X_KS, 2},         {BASE_FP8_HEAD, X_VS, 2},
-        {BASE_XSPLIT, X_KC, 4},    {BASE_XSPLIT, X_VC, 5},      {BASE_XSPLIT, X_VC, 3},
-        {BASE_NZ, X_KC, 5},        {BASE_NZ, X_VC, 3}};
-    static const char *const bname[] = {"", "fp8: ", "fp8 per head: ", "x-split: ", "NZ: ", ""};
+    static const struct {
+      int base, x, rank;
+    } rk[] = {{BASE_COPY, X_KEY, 2},  {BASE_COPY, X_KEY, 4},  {BASE_COPY, X_VAL, 2},
+              {BASE_COPY, X_VAL, 4},  {BASE_COPY, X_KC, 3},   {BASE_COPY, X_KC, 5},
+              {BASE_COPY, X_VC, 3},   {BASE_COPY, X_VC, 5},   {BASE_COPY, X_SLOT, 0},
+              {BASE_COPY, X_SLOT, 2}, {BASE_FP8, X_KS, 2},    {BASE_FP8_HEAD, X_VS, 2},
+              {BASE_XSPLIT, X_KC, 4}, {BASE_XSPLIT, X_VC, 5}, {BASE_XSPLIT, X_VC, 3},
+              {BASE_NZ, X_KC, 5},     {BASE_NZ, X_VC, 3}};
+    static const char *const bname[] = {
+        "", "fp8: ", "fp8 per head: ", "x-split: ", "NZ: ", ""};
     for (size_t i = 0; i < sizeof rk / sizeof rk[0]; i++) {
-      ROW(.base = rk[i].base, .post = D_RANK, .x = rk[i].x, .a1 = rk[i].rank, .expect = SH,
-          .phase = 1, .msg = xname[rk[i].x]);
+      ROW(.base = rk[i].base, .post = D_RANK, .x = rk[i].x, .a1 = rk[i].rank,
+          .expect = SH, .phase = 1, .msg = xname[rk[i].x]);
       snprintf(rows[n_rows - 1].name, sizeof r.name, "%s%s rank %d", bname[rk[i].base],
                xname[rk[i].x], rk[i].rank);
     }
@@ -1317,14 +1607,14 @@ static void build_rows(void) {
       .phase = 1, .msg = "value");
   ROW(.name = "key H-1", .post = D_SHAPE, .x = X_KEY, .a1 = 1, .a2 = -1, .expect = SH,
       .phase = 1, .msg = "key|value");
-  ROW(.name = "key_cache H-1", .post = D_SHAPE, .x = X_KC, .a1 = 2, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "key_cache");
-  ROW(.name = "value_cache H-1", .post = D_SHAPE, .x = X_VC, .a1 = 2, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "value_cache");
-  ROW(.name = "key_cache D-1", .post = D_SHAPE, .x = X_KC, .a1 = 3, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "key_cache|key");
-  ROW(.name = "value_cache D-1", .post = D_SHAPE, .x = X_VC, .a1 = 3, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "value_cache|value");
+  ROW(.name = "key_cache H-1", .post = D_SHAPE, .x = X_KC, .a1 = 2, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "key_cache");
+  ROW(.name = "value_cache H-1", .post = D_SHAPE, .x = X_VC, .a1 = 2, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "value_cache");
+  ROW(.name = "key_cache D-1", .post = D_SHAPE, .x = X_KC, .a1 = 3, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "key_cache|key");
+  ROW(.name = "value_cache D-1", .post = D_SHAPE, .x = X_VC, .a1 = 3, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "value_cache|value");
   ROW(.name = "key D-1", .post = D_SHAPE, .x = X_KEY, .a1 = 2, .a2 = -1, .expect = SH,
       .phase = 1, .msg = "key");
   ROW(.name = "value D-1", .post = D_SHAPE, .x = X_VAL, .a1 = 2, .a2 = -1, .expect = SH,
@@ -1343,9 +1633,10 @@ static void build_rows(void) {
       .expect = SH, .phase = 1, .msg = "slot_mapping");
   ROW(.name = "K only: slot_mapping T-1", .pre = P_KONLY, .post = D_SHAPE, .x = X_SLOT,
       .a1 = 0, .a2 = -1, .expect = SH, .phase = 1, .msg = "slot_mapping");
-  ROW(.name = "x-split: key D=12, not a multiple of x=8", .base = BASE_XSPLIT, .pre = P_DK,
-      .p1 = 12, .expect = SH, .phase = 1, .msg = "key_cache|key|x");
-  ROW(.name = "x-split fp8: D=24, not a multiple of x=16 (x from the cache's element size)",
+  ROW(.name = "x-split: key D=12, not a multiple of x=8", .base = BASE_XSPLIT,
+      .pre = P_DK, .p1 = 12, .expect = SH, .phase = 1, .msg = "key_cache|key|x");
+  ROW(.name =
+          "x-split fp8: D=24, not a multiple of x=16 (x from the cache's element size)",
       .base = BASE_FP8, .pre = P_LAYOUT_D, .p1 = KVREF_XSPLIT, .p2 = 24, .expect = SH,
       .phase = 1, .msg = "key_cache|key|x");
   ROW(.name = "x-split: key_cache x extent 4 instead of 8", .base = BASE_XSPLIT,
@@ -1365,41 +1656,44 @@ static void build_rows(void) {
   ROW(.name = "NZ fp8: H=2 D=24, H*D=48 not a multiple of ld=32", .base = BASE_FP8,
       .pre = P_LAYOUT_D, .p1 = KVREF_NZ, .p2 = 24, .expect = SH, .phase = 1,
       .msg = "key_cache|key|ld");
-  ROW(.name = "NZ: key_cache ld extent 8 instead of 16", .base = BASE_NZ, .post = D_X_CHANGE,
-      .x = X_KC, .expect = SH, .phase = 1, .msg = "key_cache");
+  ROW(.name = "NZ: key_cache ld extent 8 instead of 16", .base = BASE_NZ,
+      .post = D_X_CHANGE, .x = X_KC, .expect = SH, .phase = 1, .msg = "key_cache");
   ROW(.name = "NZ: key_cache shape[1]-1", .base = BASE_NZ, .post = D_SHAPE, .x = X_KC,
       .a1 = 1, .a2 = -1, .expect = SH, .phase = 1, .msg = "key_cache");
   ROW(.name = "NZ: value_cache block_size-1", .base = BASE_NZ, .post = D_SHAPE, .x = X_VC,
       .a1 = 2, .a2 = -1, .expect = SH, .phase = 1, .msg = "value_cache|block_size");
-  ROW(.name = "k_scale [2] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE, .x = X_KS,
-      .a1 = 0, .a2 = 2, .expect = SH, .phase = 1, .msg = "k_scale");
-  ROW(.name = "v_scale [3] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE, .x = X_VS,
-      .a1 = 0, .a2 = 3, .expect = SH, .phase = 1, .msg = "v_scale");
-  ROW(.name = "k_scale [5] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE, .x = X_KS,
-      .a1 = 0, .a2 = 5, .expect = SH, .phase = 1, .msg = "k_scale");
-  ROW(.name = "k_scale [0]", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE, .x = X_KS, .a1 = 0,
-      .a2 = 0, .expect = SH, .phase = 1, .msg = "k_scale");
+  ROW(.name = "k_scale [2] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE,
+      .x = X_KS, .a1 = 0, .a2 = 2, .expect = SH, .phase = 1, .msg = "k_scale");
+  ROW(.name = "v_scale [3] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE,
+      .x = X_VS, .a1 = 0, .a2 = 3, .expect = SH, .phase = 1, .msg = "v_scale");
+  ROW(.name = "k_scale [5] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE,
+      .x = X_KS, .a1 = 0, .a2 = 5, .expect = SH, .phase = 1, .msg = "k_scale");
+  ROW(.name = "k_scale [0]", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE, .x = X_KS,
+      .a1 = 0, .a2 = 0, .expect = SH, .phase = 1, .msg = "k_scale");
 
   /* strides and spans */
   {
-    static const struct { int base, x, dim; } ns[] = {
-        {BASE_COPY, X_KEY, 0}, {BASE_COPY, X_KEY, 1},  {BASE_COPY, X_KEY, 2},
-        {BASE_COPY, X_VAL, 2}, {BASE_COPY, X_KC, 0},   {BASE_COPY, X_KC, 1},
-        {BASE_COPY, X_KC, 2},  {BASE_COPY, X_KC, 3},   {BASE_COPY, X_VC, 1},
-        {BASE_COPY, X_SLOT, 0}, {BASE_FP8_HEAD, X_KS, 0}, {BASE_XSPLIT, X_KC, 4},
-        {BASE_NZ, X_VC, 2}};
+    static const struct {
+      int base, x, dim;
+    } ns[] = {{BASE_COPY, X_KEY, 0},  {BASE_COPY, X_KEY, 1},    {BASE_COPY, X_KEY, 2},
+              {BASE_COPY, X_VAL, 2},  {BASE_COPY, X_KC, 0},     {BASE_COPY, X_KC, 1},
+              {BASE_COPY, X_KC, 2},   {BASE_COPY, X_KC, 3},     {BASE_COPY, X_VC, 1},
+              {BASE_COPY, X_SLOT, 0}, {BASE_FP8_HEAD, X_KS, 0}, {BASE_XSPLIT, X_KC, 4},
+              {BASE_NZ, X_VC, 2}};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
       ROW(.base = ns[i].base, .post = D_STRIDE, .x = ns[i].x, .a1 = ns[i].dim, .a2 = -1,
           .expect = SH, .phase = 1, .msg = xname[ns[i].x]);
       snprintf(rows[n_rows - 1].name, sizeof r.name, "%s%s strides[%d] = -1",
                ns[i].base == BASE_FP8_HEAD ? "fp8 per head: "
                : ns[i].base == BASE_XSPLIT ? "x-split: "
-               : ns[i].base == BASE_NZ     ? "NZ: " : "",
+               : ns[i].base == BASE_NZ     ? "NZ: "
+                                           : "",
                xname[ns[i].x], ns[i].dim);
     }
   }
   ROW(.name = "key_cache strides[0] = INT64_MAX/2 (span overflows)", .post = D_STRIDE,
-      .x = X_KC, .a1 = 0, .a2 = INT64_MAX / 2, .expect = SH, .phase = 1, .msg = "key_cache");
+      .x = X_KC, .a1 = 0, .a2 = INT64_MAX / 2, .expect = SH, .phase = 1,
+      .msg = "key_cache");
   ROW(.name = "key strides[0] = 2^62 (span overflows)", .post = D_STRIDE, .x = X_KEY,
       .a1 = 0, .a2 = INT64_C(1) << 62, .expect = SH, .phase = 1, .msg = "key");
   ROW(.name = "K only: key_cache num_blocks 2^61 (span overflows)", .pre = P_KONLY,
@@ -1428,20 +1722,20 @@ static void build_rows(void) {
   /* phase 2: slots (the message names the token and the slot) */
   ROW(.name = "slot[5] = num_blocks*block_size", .pre = P_SLOT, .p1 = 5, .p2 = 16,
       .expect = VA, .phase = 2, .msg = "slot", .must = "5|16");
-  ROW(.name = "slot[3] = 2^40", .pre = P_SLOT, .p1 = 3, .p2 = INT64_C(1) << 40, .expect = VA,
-      .phase = 2, .msg = "slot", .must = "3|1099511627776");
+  ROW(.name = "slot[3] = 2^40", .pre = P_SLOT, .p1 = 3, .p2 = INT64_C(1) << 40,
+      .expect = VA, .phase = 2, .msg = "slot", .must = "3|1099511627776");
   ROW(.name = "slot[6] = INT64_MAX (last token)", .pre = P_SLOT, .p1 = 6, .p2 = INT64_MAX,
       .expect = VA, .phase = 2, .msg = "slot", .must = "6|9223372036854775807");
   ROW(.name = "i32 slot[2] = INT32_MAX", .pre = P_SLOT32, .p1 = 2, .p2 = INT32_MAX,
       .expect = VA, .phase = 2, .msg = "slot", .must = "2147483647");
-  ROW(.name = "strided slot_mapping: slot[4] = 17", .pre = P_SLOT_STRIDED, .p1 = 4, .p2 = 17,
-      .expect = VA, .phase = 2, .msg = "slot", .must = "4|17");
+  ROW(.name = "strided slot_mapping: slot[4] = 17", .pre = P_SLOT_STRIDED, .p1 = 4,
+      .p2 = 17, .expect = VA, .phase = 2, .msg = "slot", .must = "4|17");
   ROW(.name = "K only: slot[5] = 16", .konly = 1, .pre = P_SLOT, .p1 = 5, .p2 = 16,
       .expect = VA, .phase = 2, .msg = "slot", .must = "5|16");
   ROW(.name = "fp8: slot[6] = 16", .base = BASE_FP8, .pre = P_SLOT, .p1 = 6, .p2 = 16,
       .expect = VA, .phase = 2, .msg = "slot", .must = "6|16");
-  ROW(.name = "x-split: slot[5] = 16", .base = BASE_XSPLIT, .pre = P_SLOT, .p1 = 5, .p2 = 16,
-      .expect = VA, .phase = 2, .msg = "slot", .must = "5|16");
+  ROW(.name = "x-split: slot[5] = 16", .base = BASE_XSPLIT, .pre = P_SLOT, .p1 = 5,
+      .p2 = 16, .expect = VA, .phase = 2, .msg = "slot", .must = "5|16");
   ROW(.name = "NZ: slot[5] = 20", .base = BASE_NZ, .pre = P_SLOT, .p1 = 5, .p2 = 20,
       .expect = VA, .phase = 2, .msg = "slot", .must = "5|20");
   ROW(.name = "num_blocks=0: slot[4] = 0", .nb0 = 1, .pre = P_SLOT, .p1 = 4, .p2 = 0,
@@ -1491,13 +1785,15 @@ static void run_row(const err_row *r) {
     llmk_status st = call_p1(&W, layout, r->post == D_NULL_WS ? NULL : &ws,
                              r->post == D_NULL_PLAN ? NULL : &plan);
     if (r->phase == 1) {
-      TU_CHECK(st == r->expect, "%s: phase 1 status %d, expected %d ('%s')", label, (int)st,
-               (int)r->expect, llmk_last_error());
+      TU_CHECK(st == r->expect, "%s: phase 1 status %d, expected %d ('%s')", label,
+               (int)st, (int)r->expect, llmk_last_error());
       if (st == LLMK_SUCCESS) {
         llmk_plan_destroy(plan); /* never run a plan made from a bad descriptor */
       } else {
-        if (r->post != D_NULL_PLAN) TU_CHECK(plan == NULL, "%s: *plan not set to NULL", label);
-        if (r->post != D_NULL_WS) TU_CHECK(ws == 0, "%s: *workspace_size = %zu, not 0", label, ws);
+        if (r->post != D_NULL_PLAN)
+          TU_CHECK(plan == NULL, "%s: *plan not set to NULL", label);
+        if (r->post != D_NULL_WS)
+          TU_CHECK(ws == 0, "%s: *workspace_size = %zu, not 0", label, ws);
         TU_CHECK(msg_ok(r->msg, NULL),
                  "%s: message '%s' should start with 'scatter_pa_kv_cache:' and name %s",
                  label, llmk_last_error(), r->msg ? r->msg : "the op");
@@ -1571,7 +1867,8 @@ static void test_workspace_and_plans(void) {
       snprintf(label, sizeof label, "base %d: NULL workspace of size 0", bi);
       call_p1(&W, c.layout, &ws, &plan);
       st = llmk_scatter_pa_kv_cache(NULL, 0, plan, ctx);
-      TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", label, (int)st, llmk_last_error());
+      TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", label, (int)st,
+               llmk_last_error());
       tset_same(&W, &E, label);
     }
     /* more workspace than asked for is fine */
@@ -1581,7 +1878,8 @@ static void test_workspace_and_plans(void) {
       call_p1(&W, c.layout, &ws, &plan);
       void *w = malloc(ws + 100);
       st = llmk_scatter_pa_kv_cache(w, ws + 100, plan, ctx);
-      TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", label, (int)st, llmk_last_error());
+      TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", label, (int)st,
+               llmk_last_error());
       tset_same(&W, &E, label);
       free(w);
     }

@@ -1,7 +1,9 @@
 #include "advance_step_ref.h"
 
 /* a + b and a * b for a, b >= 0; -1 on int64 overflow. */
-static int64_t add_nn(int64_t a, int64_t b) { return a > INT64_MAX - b ? -1 : a + b; }
+static int64_t add_nn(int64_t a, int64_t b) {
+  return a > INT64_MAX - b ? -1 : a + b;
+}
 static int64_t mul_nn(int64_t a, int64_t b) {
   return (b != 0 && a > INT64_MAX / b) ? -1 : a * b;
 }
@@ -80,7 +82,9 @@ int advance_step_ref_spec(int64_t num_seqs, int64_t S, int64_t block_size,
   return 0;
 }
 
-int advance_step_ref_fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+int advance_step_ref_fits_i32(int64_t v) {
+  return v >= INT32_MIN && v <= INT32_MAX;
+}
 
 int advance_step_ref_all_fit_i32(const int64_t *v, int64_t n) {
   for (int64_t k = 0; k < n; k++)

@@ -46,7 +46,8 @@ static void argsort_into(const float *x, int64_t V, int64_t *idx, int64_t *tmp) 
     for (int64_t lo = 0; lo < V; lo += 2 * w) {
       int64_t mid = lo + w < V ? lo + w : V, hi = lo + 2 * w < V ? lo + 2 * w : V;
       int64_t i = lo, j = mid, o = lo;
-      while (i < mid && j < hi) b[o++] = tkp_ref_cmp(x[a[j]], x[a[i]]) < 0 ? a[j++] : a[i++];
+      while (i < mid && j < hi)
+        b[o++] = tkp_ref_cmp(x[a[j]], x[a[i]]) < 0 ? a[j++] : a[i++];
       while (i < mid) b[o++] = a[i++];
       while (j < hi) b[o++] = a[j++];
     }
@@ -151,5 +152,9 @@ void tkp_ref_row(const float *x, int64_t V, const tkp_ref_args *a, unsigned char
   if (info) *info = inf;
 }
 
-const int64_t *tkp_ref_last_order(void) { return S.idx; }
-const double *tkp_ref_last_cumsum(void) { return S.c_valid ? S.c : NULL; }
+const int64_t *tkp_ref_last_order(void) {
+  return S.idx;
+}
+const double *tkp_ref_last_cumsum(void) {
+  return S.c_valid ? S.c : NULL;
+}

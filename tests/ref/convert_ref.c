@@ -18,9 +18,15 @@ static const fmt_def defs[REF_FMT_COUNT] = {
     {"fp8_e5m2", 5, 2, 15, 1, 1},
 };
 
-const char *ref_fmt_name(ref_fmt fmt) { return defs[fmt].name; }
-int ref_fmt_bits(ref_fmt fmt) { return 1 + defs[fmt].exp_bits + defs[fmt].mant_bits; }
-uint32_t ref_sign_mask(ref_fmt fmt) { return 1u << (ref_fmt_bits(fmt) - 1); }
+const char *ref_fmt_name(ref_fmt fmt) {
+  return defs[fmt].name;
+}
+int ref_fmt_bits(ref_fmt fmt) {
+  return 1 + defs[fmt].exp_bits + defs[fmt].mant_bits;
+}
+uint32_t ref_sign_mask(ref_fmt fmt) {
+  return 1u << (ref_fmt_bits(fmt) - 1);
+}
 
 typedef struct fields {
   uint32_t s, e, m;
@@ -59,7 +65,8 @@ double ref_decode(ref_fmt fmt, uint32_t bits) {
   if (f.e == 0) /* subnormal: 2^(1-bias) * m / 2^M */
     return sign * ldexp((double)f.m, 1 - d->bias - d->mant_bits);
   /* normal: 2^(e-bias) * (1 + m / 2^M) */
-  return sign * ldexp((double)((1u << d->mant_bits) + f.m), (int)f.e - d->bias - d->mant_bits);
+  return sign *
+         ldexp((double)((1u << d->mant_bits) + f.m), (int)f.e - d->bias - d->mant_bits);
 }
 
 /* Sorted non-negative finite values. Built by decoding every positive-sign code and
@@ -82,7 +89,8 @@ static const table *get_table(ref_fmt fmt) {
     double v = ref_decode(fmt, c);
     if (!isfinite(v)) continue;
     if (t->n > 0 && !(v > t->val[t->n - 1])) {
-      fprintf(stderr, "convert_ref: %s values not increasing at code 0x%x\n", defs[fmt].name, c);
+      fprintf(stderr, "convert_ref: %s values not increasing at code 0x%x\n",
+              defs[fmt].name, c);
       abort();
     }
     t->val[t->n] = v;
@@ -93,14 +101,22 @@ static const table *get_table(ref_fmt fmt) {
   return t;
 }
 
-size_t ref_value_count(ref_fmt fmt) { return get_table(fmt)->n; }
-double ref_value_at(ref_fmt fmt, size_t i) { return get_table(fmt)->val[i]; }
-uint32_t ref_code_at(ref_fmt fmt, size_t i) { return get_table(fmt)->code[i]; }
+size_t ref_value_count(ref_fmt fmt) {
+  return get_table(fmt)->n;
+}
+double ref_value_at(ref_fmt fmt, size_t i) {
+  return get_table(fmt)->val[i];
+}
+uint32_t ref_code_at(ref_fmt fmt, size_t i) {
+  return get_table(fmt)->code[i];
+}
 double ref_max(ref_fmt fmt) {
   const table *t = get_table(fmt);
   return t->val[t->n - 1];
 }
-double ref_min_subnormal(ref_fmt fmt) { return get_table(fmt)->val[1]; }
+double ref_min_subnormal(ref_fmt fmt) {
+  return get_table(fmt)->val[1];
+}
 
 /* Nearest of two neighbours by distance in double (exact here: a lies between lo and
  * hi, all with short significands); a tie takes the code whose mantissa LSB is 0. */
@@ -140,8 +156,10 @@ uint32_t ref_encode(ref_fmt fmt, float f) {
   size_t lo = 0, hi = t->n - 1;
   while (lo < hi) {
     size_t mid = lo + (hi - lo + 1) / 2;
-    if (t->val[mid] <= a) lo = mid;
-    else hi = mid - 1;
+    if (t->val[mid] <= a)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   if (t->val[lo] == a) return sign | t->code[lo];
   return sign | pick(a, t->val[lo], t->code[lo], t->val[lo + 1], t->code[lo + 1]);

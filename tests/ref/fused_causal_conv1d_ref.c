@@ -7,7 +7,9 @@
 
 #include "convert_ref.h"
 
-int ccref_dtype_size(ccref_dtype dt) { return dt == CCREF_F32 ? 4 : 2; }
+int ccref_dtype_size(ccref_dtype dt) {
+  return dt == CCREF_F32 ? 4 : 2;
+}
 
 float ccref_widen(ccref_dtype dt, uint32_t bits) {
   if (dt == CCREF_F32) {
@@ -59,8 +61,12 @@ static void *xmalloc(size_t n) {
   return p;
 }
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
 
 /* Non-negative remainder. */
 static int64_t pmod(int64_t a, int64_t m) {
@@ -90,7 +96,9 @@ static int64_t cs_off(const ccref_args *a, int64_t line, int64_t row) {
   return line * a->cs_stride_line + row * a->cs_stride_row;
 }
 
-static int is_apc(const ccref_args *a) { return a->block_idx_first != NULL; }
+static int is_apc(const ccref_args *a) {
+  return a->block_idx_first != NULL;
+}
 
 /* Lines of sequence b (indices already validated where needed). */
 static void lines_of(const ccref_args *a, int64_t b, int64_t *R, int64_t *W) {
@@ -119,10 +127,19 @@ static int validate(const ccref_args *a, int64_t *bad) {
   *bad = -1;
   if (a->seq_len_3d == 0) {
     const int64_t *q = a->query_start_loc;
-    if (q[0] != 0) { *bad = 0; return CCREF_E_QSL_START; }
+    if (q[0] != 0) {
+      *bad = 0;
+      return CCREF_E_QSL_START;
+    }
     for (int64_t b = 0; b < B; b++)
-      if (q[b + 1] <= q[b]) { *bad = b + 1; return CCREF_E_QSL_ORDER; }
-    if (q[B] != a->num_tokens) { *bad = B; return CCREF_E_QSL_END; }
+      if (q[b + 1] <= q[b]) {
+        *bad = b + 1;
+        return CCREF_E_QSL_ORDER;
+      }
+    if (q[B] != a->num_tokens) {
+      *bad = B;
+      return CCREF_E_QSL_END;
+    }
   }
   for (int64_t b = 0; b < B; b++) {
     int64_t start, L;
@@ -131,7 +148,8 @@ static int validate(const ccref_args *a, int64_t *bad) {
     if (a->max_query_len != -1 && L > a->max_query_len) return CCREF_E_MAX_QUERY_LEN;
     if (a->num_computed_tokens && a->num_computed_tokens[b] < 0) return CCREF_E_NCT;
     if (is_apc(a)) {
-      int64_t f = a->block_idx_first[b], l = a->block_idx_last[b], i = a->initial_state_idx[b];
+      int64_t f = a->block_idx_first[b], l = a->block_idx_last[b],
+              i = a->initial_state_idx[b];
       if (f < 0 || f >= a->max_blocks || l < 0 || l >= a->max_blocks || i < 0 ||
           i >= a->max_blocks)
         return CCREF_E_BLOCK_IDX;
@@ -216,9 +234,9 @@ int ccref_run(const ccref_args *a) {
   float *w = xmalloc((size_t)(K * dim) * sizeof *w);
   for (int64_t k = 0; k < K; k++)
     for (int64_t d = 0; d < dim; d++)
-      w[k * dim + d] = ccref_widen(a->weight_dtype,
-                                   ccref_load(a->weight, k * a->weight_stride + d,
-                                              a->weight_dtype));
+      w[k * dim + d] =
+          ccref_widen(a->weight_dtype,
+                      ccref_load(a->weight, k * a->weight_stride + d, a->weight_dtype));
   float *bias = NULL;
   if (a->bias) {
     bias = xmalloc((size_t)dim * sizeof *bias);

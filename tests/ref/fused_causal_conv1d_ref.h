@@ -52,11 +52,11 @@ typedef struct ccref_args {
   int64_t x_stride_b, x_stride_t;
   const int64_t *query_start_loc;
 
-  const void *weight;    /* [K][dim], row k at k*weight_stride elements */
+  const void *weight; /* [K][dim], row k at k*weight_stride elements */
   int64_t weight_stride;
-  const void *bias;      /* [dim] contiguous, or NULL */
+  const void *bias; /* [dim] contiguous, or NULL */
 
-  void *conv_states;     /* [num_lines][C][dim] */
+  void *conv_states; /* [num_lines][C][dim] */
   int64_t num_lines, C, cs_stride_line, cs_stride_row;
 
   /* Index tensors as contiguous int64 arrays. cache_indices: NULL (line = b),

@@ -7,11 +7,21 @@
 
 size_t kvref_esize(llmk_dtype dtype) {
   switch (dtype) {
-    case LLMK_F32: case LLMK_I32: return 4;
-    case LLMK_F16: case LLMK_BF16: return 2;
-    case LLMK_I8: case LLMK_U8: case LLMK_FP8_E4M3FN: case LLMK_FP8_E5M2: return 1;
-    case LLMK_I64: return 8;
-    default: return 0;
+    case LLMK_F32:
+    case LLMK_I32:
+      return 4;
+    case LLMK_F16:
+    case LLMK_BF16:
+      return 2;
+    case LLMK_I8:
+    case LLMK_U8:
+    case LLMK_FP8_E4M3FN:
+    case LLMK_FP8_E5M2:
+      return 1;
+    case LLMK_I64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -53,8 +63,12 @@ int kvref_view_init(kvref_view *v, const llmk_tensor *c, int layout, int is_valu
   return 0;
 }
 
-static int is_fp8(llmk_dtype d) { return d == LLMK_FP8_E4M3FN || d == LLMK_FP8_E5M2; }
-static int is_float_src(llmk_dtype d) { return d == LLMK_F32 || d == LLMK_F16 || d == LLMK_BF16; }
+static int is_fp8(llmk_dtype d) {
+  return d == LLMK_FP8_E4M3FN || d == LLMK_FP8_E5M2;
+}
+static int is_float_src(llmk_dtype d) {
+  return d == LLMK_F32 || d == LLMK_F16 || d == LLMK_BF16;
+}
 
 static const unsigned char *elem3(const llmk_tensor *t, int64_t i, int64_t j, int64_t k) {
   return (const unsigned char *)t->data +
@@ -75,13 +89,16 @@ static int64_t read_slot(const llmk_tensor *s, int64_t t) {
   return v;
 }
 
-static int64_t scale_count(const llmk_tensor *sc) { return sc->rank == 0 ? 1 : sc->shape[0]; }
+static int64_t scale_count(const llmk_tensor *sc) {
+  return sc->rank == 0 ? 1 : sc->shape[0];
+}
 
 /* Per tensor ([] or [1]) or per head ([H]). */
 static float scale_at(const llmk_tensor *sc, int64_t h) {
   int64_t i = scale_count(sc) == 1 ? 0 : h;
   float f;
-  memcpy(&f, (const unsigned char *)sc->data + (sc->rank ? i * sc->strides[0] : 0) * 4, 4);
+  memcpy(&f, (const unsigned char *)sc->data + (sc->rank ? i * sc->strides[0] : 0) * 4,
+         4);
   return f;
 }
 
@@ -118,8 +135,8 @@ static uint32_t encode(ref_fmt fmt, float q) {
 }
 
 static void store_token(const llmk_tensor *src, int64_t t, const llmk_tensor *cache,
-                        const kvref_view *v, const llmk_tensor *scale, int64_t b, int64_t o,
-                        unsigned char *map) {
+                        const kvref_view *v, const llmk_tensor *scale, int64_t b,
+                        int64_t o, unsigned char *map) {
   const int64_t H = src->shape[1], D = src->shape[2];
   const size_t ses = kvref_esize(src->dtype);
   const int convert = src->dtype != cache->dtype;
@@ -146,7 +163,8 @@ static void store_token(const llmk_tensor *src, int64_t t, const llmk_tensor *ca
 static int check_scale(const llmk_tensor *sc) {
   for (int64_t i = 0; i < scale_count(sc); i++) {
     float f;
-    memcpy(&f, (const unsigned char *)sc->data + (sc->rank ? i * sc->strides[0] : 0) * 4, 4);
+    memcpy(&f, (const unsigned char *)sc->data + (sc->rank ? i * sc->strides[0] : 0) * 4,
+           4);
     if (!isfinite(f) || !(f > 0.0f)) return -1;
   }
   return 0;
@@ -158,7 +176,8 @@ static int check_pair(const llmk_tensor *src, const llmk_tensor *cache,
   if (src->dtype == cache->dtype) return kvref_esize(src->dtype) ? 0 : -2;
   if (!is_fp8(cache->dtype) || !is_float_src(src->dtype) || !scale) return -2;
   if (scale->dtype != LLMK_F32 || scale->rank > 1) return -2;
-  if (scale->rank == 1 && scale->shape[0] != 1 && scale->shape[0] != src->shape[1]) return -2;
+  if (scale->rank == 1 && scale->shape[0] != 1 && scale->shape[0] != src->shape[1])
+    return -2;
   return 0;
 }
 
@@ -168,7 +187,8 @@ int kvref_scatter(const llmk_tensor *key, const llmk_tensor *value,
                   const llmk_tensor *v_scale, int layout, unsigned char *nan_map_k,
                   unsigned char *nan_map_v) {
   if (!key || !key_cache || !slot_mapping || (value && !value_cache)) return -2;
-  if (key->rank != 3 || slot_mapping->rank != 1 || slot_mapping->shape[0] != key->shape[0])
+  if (key->rank != 3 || slot_mapping->rank != 1 ||
+      slot_mapping->shape[0] != key->shape[0])
     return -2;
   if (slot_mapping->dtype != LLMK_I32 && slot_mapping->dtype != LLMK_I64) return -2;
   const int64_t T = key->shape[0], H = key->shape[1];

@@ -26,17 +26,17 @@ typedef struct bench_result {
   char op[40];
   char shape[96];
   char dtype[32];
-  double median_s;   /* op, per call */
-  double min_s;      /* op, fastest sample, per call */
+  double median_s;    /* op, per call */
+  double min_s;       /* op, fastest sample, per call */
   int samples, inner; /* samples taken, calls per sample */
-  double bytes;      /* bytes an ideal implementation must move per call */
-  double gbps;       /* bytes / median */
-  double pct_bw;     /* gbps / the bandwidth measured at the start of the run */
-  double ref_s;      /* reference, per call */
+  double bytes;       /* bytes an ideal implementation must move per call */
+  double gbps;        /* bytes / median */
+  double pct_bw;      /* gbps / the bandwidth measured at the start of the run */
+  double ref_s;       /* reference, per call */
   int ref_samples;
-  double speedup;    /* ref_s / median_s */
+  double speedup; /* ref_s / median_s */
   bench_check check;
-  char note[160];    /* e.g. boundary differences, error messages */
+  char note[160]; /* e.g. boundary differences, error messages */
 } bench_result;
 
 typedef struct bench_env {
@@ -49,14 +49,14 @@ typedef struct bench_env {
   const char *shape_filter; /* --shape: a substring of the shape label, or NULL */
   const char *op_filters[BENCH_MAX_OP_FILTERS];
   int n_op_filters;
-  double bandwidth_gbps;   /* memcpy read+write bandwidth, --threads threads */
-  double bandwidth_bytes;  /* bytes the probe copied per pass (each way) */
-  double loadavg;          /* 1-minute load average at the start (-1: unknown) */
+  double bandwidth_gbps;  /* memcpy read+write bandwidth, --threads threads */
+  double bandwidth_bytes; /* bytes the probe copied per pass (each way) */
+  double loadavg;         /* 1-minute load average at the start (-1: unknown) */
   /* collected results */
   bench_result *results;
   int n_results, cap_results;
   int n_listed;
-  bool silent;    /* list mode without printing: counts the cases */
+  bool silent;                /* list mode without printing: counts the cases */
   int case_index, case_count; /* progress: [index/count] */
   bool failed;
 } bench_env;
@@ -70,7 +70,7 @@ typedef int (*bench_fn)(void *arg);
 typedef struct bench_timing {
   double median, min; /* seconds per call */
   int samples, inner;
-  int status;         /* non-zero: a call failed (the timing is invalid) */
+  int status; /* non-zero: a call failed (the timing is invalid) */
 } bench_timing;
 
 /* Times fn: one warm-up call, then `samples` samples of `inner` calls each, where inner
@@ -112,19 +112,21 @@ bool bench_dtype_selected(const bench_env *env, llmk_dtype dt);
 /* Called by an op file for each case of its table that fits the mode (quick / full).
  * Returns true if the case should run now; false if it is filtered out by --dtype, or
  * in --list mode (then it prints the case). */
-bool bench_want(bench_env *env, const char *op, const char *shape, llmk_dtype filter_dtype,
-                const char *dtype_label);
+bool bench_want(bench_env *env, const char *op, const char *shape,
+                llmk_dtype filter_dtype, const char *dtype_label);
 
 /* Progress on stderr. */
-void bench_progress(bench_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void bench_progress(bench_env *env, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Fills the derived fields of r (gbps, % of bandwidth, speed-up) from op and ref timings
  * and the byte count, records it, and prints the progress line. */
-void bench_add(bench_env *env, bench_result *r, const bench_timing *op, const bench_timing *ref,
-               double bytes);
+void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
+               const bench_timing *ref, double bytes);
 
 /* Starts a result: op, shape, dtype labels. */
-void bench_result_init(bench_result *r, const char *op, const char *shape, const char *dtype);
+void bench_result_init(bench_result *r, const char *op, const char *shape,
+                       const char *dtype);
 
 /* Records a case that could not run (setup error): check = ERROR, note = msg. */
 void bench_add_error(bench_env *env, bench_result *r, const char *msg);

@@ -16,12 +16,9 @@ typedef struct as_case {
 } as_case;
 
 static const as_case cases[] = {
-    {true, false, 1024, 0, 16, 256},
-    {true, true, 256, 3, 16, 256},
-    {false, false, 256, 0, 16, 256},
-    {false, false, 4096, 0, 16, 256},
-    {false, true, 1024, 1, 16, 256},
-    {false, true, 1024, 3, 128, 64},
+    {true, false, 1024, 0, 16, 256}, {true, true, 256, 3, 16, 256},
+    {false, false, 256, 0, 16, 256}, {false, false, 4096, 0, 16, 256},
+    {false, true, 1024, 1, 16, 256}, {false, true, 1024, 3, 128, 64},
 };
 
 /* At most this many calls per timing sample: the block tables leave room for them. */
@@ -53,7 +50,8 @@ static int64_t *carve(unsigned char **p, size_t elems) {
 
 static size_t arena_size(int64_t rows, int64_t num_seqs, int64_t T, int64_t S,
                          int64_t max_blocks) {
-  size_t e = (size_t)(5 * rows + num_seqs * T + num_seqs * S + num_seqs + num_seqs * max_blocks);
+  size_t e =
+      (size_t)(5 * rows + num_seqs * T + num_seqs * S + num_seqs + num_seqs * max_blocks);
   return e * 8 + 8 * (4096 + 576);
 }
 
@@ -70,7 +68,9 @@ static void carve_all(as_bufs *b, unsigned char *arena, const as_case *c, int64_
   b->tables = carve(&p, (size_t)(c->num_seqs * c->max_blocks));
 }
 
-static int64_t *inout(as_bufs *b, const as_case *c) { return c->spec ? b->positions : b->seq_lens; }
+static int64_t *inout(as_bufs *b, const as_case *c) {
+  return c->spec ? b->positions : b->seq_lens;
+}
 
 static int reset_op(void *arg) {
   as_state *s = arg;
@@ -94,12 +94,12 @@ static int run_ref(void *arg) {
   const as_case *c = s->c;
   as_bufs *b = &s->ref;
   if (c->spec)
-    return advance_step_ref_spec(c->num_seqs, c->S, c->block_size, c->max_blocks, b->sampled,
-                                 b->spec, b->accepted, b->tables, b->tokens, b->positions,
-                                 b->seq_lens, b->slots) != 0;
+    return advance_step_ref_spec(c->num_seqs, c->S, c->block_size, c->max_blocks,
+                                 b->sampled, b->spec, b->accepted, b->tables, b->tokens,
+                                 b->positions, b->seq_lens, b->slots) != 0;
   return advance_step_ref_plain(c->num_seqs, c->num_seqs, c->block_size, c->max_blocks,
-                                b->sampled, b->tables, b->tokens, b->positions, b->seq_lens,
-                                b->slots) != 0;
+                                b->sampled, b->tables, b->tokens, b->positions,
+                                b->seq_lens, b->slots) != 0;
 }
 
 static void run_case(bench_env *env, const as_case *c, const char *shape) {
@@ -144,7 +144,8 @@ static void run_case(bench_env *env, const as_case *c, const char *shape) {
   memcpy(inout(b, c), s.init, (size_t)s.rows * 8);
   memcpy(arena_ref, arena_op, asz); /* same offsets: the reference's copy */
 
-  int64_t n[1] = {s.rows}, samp[2] = {c->num_seqs, s.T}, tab[2] = {c->num_seqs, c->max_blocks};
+  int64_t n[1] = {s.rows}, samp[2] = {c->num_seqs, s.T},
+          tab[2] = {c->num_seqs, c->max_blocks};
   int64_t spec_shape[2] = {c->num_seqs, c->S}, acc[1] = {c->num_seqs};
   llmk_tensor t_tok, t_samp, t_pos, t_lens, t_slots, t_tab, t_spec, t_acc;
   llmk_tensor_init(&t_tok, LLMK_I64, 1, n, NULL, b->tokens);
@@ -161,7 +162,8 @@ static void run_case(bench_env *env, const as_case *c, const char *shape) {
   if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
   if (st != LLMK_SUCCESS || s.ws != 0) {
     char msg[160];
-    snprintf(msg, sizeof msg, "setup: %s", st ? llmk_last_error() : "unexpected workspace");
+    snprintf(msg, sizeof msg, "setup: %s",
+             st ? llmk_last_error() : "unexpected workspace");
     bench_add_error(env, &r, msg);
     goto done;
   }
@@ -171,8 +173,9 @@ static void run_case(bench_env *env, const as_case *c, const char *shape) {
   int ref_rc = run_ref(&s);
   if (st != LLMK_SUCCESS || ref_rc != 0) {
     r.check = st != LLMK_SUCCESS ? BENCH_CHECK_ERROR : BENCH_CHECK_FAIL;
-    snprintf(r.note, sizeof r.note, "%s",
-             st != LLMK_SUCCESS ? llmk_last_error() : "the reference rejected the inputs");
+    snprintf(
+        r.note, sizeof r.note, "%s",
+        st != LLMK_SUCCESS ? llmk_last_error() : "the reference rejected the inputs");
   } else {
     size_t rb = (size_t)s.rows * 8;
     const char *bad = memcmp(s.op.tokens, s.ref.tokens, rb)         ? "input_tokens"
@@ -187,9 +190,11 @@ static void run_case(bench_env *env, const as_case *c, const char *shape) {
   }
 
   bench_timing op = bench_time(run_op, reset_op, &s, bench_op_budget(env), 11, MAX_INNER);
-  bench_timing ref = bench_time(run_ref, reset_ref, &s, bench_ref_budget(env), 5, MAX_INNER);
-  double bytes = c->spec ? (double)s.rows * 48 + (double)c->num_seqs * 8 * (double)(s.T + c->S + 1)
-                         : (double)c->num_seqs * 56;
+  bench_timing ref =
+      bench_time(run_ref, reset_ref, &s, bench_ref_budget(env), 5, MAX_INNER);
+  double bytes =
+      c->spec ? (double)s.rows * 48 + (double)c->num_seqs * 8 * (double)(s.T + c->S + 1)
+              : (double)c->num_seqs * 56;
   bench_add(env, &r, &op, &ref, bytes);
 done:
   llmk_plan_destroy(s.plan);
@@ -204,8 +209,8 @@ void bench_advance_step(bench_env *env) {
     if (env->quick && !c->quick) continue;
     char shape[96];
     if (c->spec)
-      snprintf(shape, sizeof shape, "spec num_seqs=%lld S=%lld bs=%lld", (long long)c->num_seqs,
-               (long long)c->S, (long long)c->block_size);
+      snprintf(shape, sizeof shape, "spec num_seqs=%lld S=%lld bs=%lld",
+               (long long)c->num_seqs, (long long)c->S, (long long)c->block_size);
     else
       snprintf(shape, sizeof shape, "plain num_seqs=%lld bs=%lld", (long long)c->num_seqs,
                (long long)c->block_size);

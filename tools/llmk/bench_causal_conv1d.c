@@ -95,8 +95,8 @@ static double ulp_of(llmk_dtype dt, double v) {
 
 /* x of the op against the reference's, with the SiLU tolerance: the number of elements
  * that differ within it in *near, and -1 if one differs by more (else 0). */
-static int compare_silu(llmk_dtype dt, const void *got, const void *want, const float *y_act,
-                        size_t n, size_t *near) {
+static int compare_silu(llmk_dtype dt, const void *got, const void *want,
+                        const float *y_act, size_t n, size_t *near) {
   ccref_dtype rd = dt == LLMK_F32 ? CCREF_F32 : dt == LLMK_F16 ? CCREF_F16 : CCREF_BF16;
   *near = 0;
   for (size_t i = 0; i < n; i++) {
@@ -115,7 +115,8 @@ static ccref_dtype ccdt(llmk_dtype d) {
   return d == LLMK_F32 ? CCREF_F32 : d == LLMK_F16 ? CCREF_F16 : CCREF_BF16;
 }
 
-static void run_case(bench_env *env, const cc_case *c, const char *shape, const char *dt) {
+static void run_case(bench_env *env, const cc_case *c, const char *shape,
+                     const char *dt) {
   bench_result r;
   bench_result_init(&r, "fused_causal_conv1d", shape, dt);
   cc_state s;
@@ -127,10 +128,14 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
   int64_t *len = bench_alloc((size_t)B * 8, 0);
   int64_t T = 0;
   for (int64_t b = 0; b < B; b++) {
-    if (c->kind == 0) len[b] = m + 1;
-    else if (c->kind == 1) len[b] = 1 + (int64_t)bench_rand_below(&rng, (uint64_t)(m + 1));
-    else if (c->kind == 2 || b < c->n_prefill) len[b] = c->prefill_len;
-    else len[b] = 1 + (int64_t)bench_rand_below(&rng, (uint64_t)(m + 1));
+    if (c->kind == 0)
+      len[b] = m + 1;
+    else if (c->kind == 1)
+      len[b] = 1 + (int64_t)bench_rand_below(&rng, (uint64_t)(m + 1));
+    else if (c->kind == 2 || b < c->n_prefill)
+      len[b] = c->prefill_len;
+    else
+      len[b] = 1 + (int64_t)bench_rand_below(&rng, (uint64_t)(m + 1));
     T += len[b];
   }
   const bool apc = c->block_size > 0, use_nacc = c->kind != 2 && m > 0;
@@ -139,13 +144,16 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
   size_t x_bytes = (size_t)(T * dim) * es, cs_bytes = (size_t)(lines * C * dim) * es;
   void *x = bench_alloc(x_bytes, 0), *rx = bench_alloc(x_bytes, 0);
   void *cs = bench_alloc(cs_bytes, 0), *rcs = bench_alloc(cs_bytes, 0);
-  void *w = bench_alloc((size_t)(K * dim) * es, 0), *bias = bench_alloc((size_t)dim * es, 0);
+  void *w = bench_alloc((size_t)(K * dim) * es, 0),
+       *bias = bench_alloc((size_t)dim * es, 0);
   fill_x(x, c->dtype, (size_t)(T * dim), &rng);
   fill_x(cs, c->dtype, (size_t)(lines * C * dim), &rng);
   {
-    float *tw = bench_alloc((size_t)(K * dim) * 4, 0), *tb = bench_alloc((size_t)dim * 4, 0);
+    float *tw = bench_alloc((size_t)(K * dim) * 4, 0),
+          *tb = bench_alloc((size_t)dim * 4, 0);
     static const float taps[3] = {0.5f, 0.5f, 0.70710678f};
-    for (int64_t i = 0; i < K * dim; i++) tw[i] = (bench_rand(&rng) & 1) ? -taps[i / dim] : taps[i / dim];
+    for (int64_t i = 0; i < K * dim; i++)
+      tw[i] = (bench_rand(&rng) & 1) ? -taps[i / dim] : taps[i / dim];
     /* never 0: with SiLU, in-place repeated calls then settle on values away from 0 */
     for (int64_t i = 0; i < dim; i++) {
       uint64_t u = bench_rand(&rng);
@@ -156,10 +164,12 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
     bench_free(tw);
     bench_free(tb);
   }
-  int64_t *qsl = bench_alloc((size_t)(B + 1) * 8, 0), *ci = bench_alloc((size_t)(B * max_blocks) * 8, 0);
+  int64_t *qsl = bench_alloc((size_t)(B + 1) * 8, 0),
+          *ci = bench_alloc((size_t)(B * max_blocks) * 8, 0);
   int64_t *nacc = bench_alloc((size_t)B * 8, 0), *nct = bench_alloc((size_t)B * 8, 0);
   int64_t *first = bench_alloc((size_t)B * 8, 0), *last = bench_alloc((size_t)B * 8, 0);
-  int64_t *init = bench_alloc((size_t)B * 8, 0), *perm = bench_alloc((size_t)lines * 8, 0);
+  int64_t *init = bench_alloc((size_t)B * 8, 0),
+          *perm = bench_alloc((size_t)lines * 8, 0);
   for (int64_t i = 0; i < lines; i++) perm[i] = i;
   for (int64_t i = lines - 1; i > 0; i--) {
     int64_t j = (int64_t)bench_rand_below(&rng, (uint64_t)(i + 1));
@@ -171,7 +181,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
   for (int64_t b = 0; b < B; b++) qsl[b + 1] = qsl[b] + len[b];
   for (int64_t i = 0; i < B * max_blocks; i++) ci[i] = perm[i];
   for (int64_t b = 0; b < B; b++) {
-    nacc[b] = len[b] > m + 1 ? 0 : (int64_t)(1 + bench_rand_below(&rng, (uint64_t)(m + 1)));
+    nacc[b] =
+        len[b] > m + 1 ? 0 : (int64_t)(1 + bench_rand_below(&rng, (uint64_t)(m + 1)));
     nct[b] = apc ? c->block_size / 2 : 7;
     init[b] = 0;
     first[b] = 0;
@@ -180,7 +191,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
   /* the rows that must move */
   int64_t rows = 0;
   for (int64_t b = 0; b < B; b++) {
-    int64_t off = use_nacc ? (nacc[b] > 1 ? nacc[b] - 1 : 0) : C - (K - 1), hn = off + K - 1;
+    int64_t off = use_nacc ? (nacc[b] > 1 ? nacc[b] - 1 : 0) : C - (K - 1),
+            hn = off + K - 1;
     int64_t Ln = hn + len[b], M = C < Ln ? C : Ln, lo = Ln - M < off ? Ln - M : off;
     rows += 2 * len[b] + M + (hn - (lo > 0 ? lo : 0)) + (last[b] - first[b]) * (K - 1);
   }
@@ -189,15 +201,20 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
   memcpy(rcs, cs, cs_bytes);
 
   llmk_tensor tx, tw, tcs, tq, tci, tn, tnct, tf, tl, ti, tbias;
-  int64_t sx2[2] = {T, dim}, sx3[3] = {B, m + 1, dim}, sw[2] = {K, dim}, scs[3] = {lines, C, dim};
+  int64_t sx2[2] = {T, dim}, sx3[3] = {B, m + 1, dim}, sw[2] = {K, dim},
+          scs[3] = {lines, C, dim};
   int64_t sq[1] = {B + 1}, sb[1] = {B}, sci2[2] = {B, max_blocks}, sd[1] = {dim};
-  if (c->kind == 0) llmk_tensor_init(&tx, c->dtype, 3, sx3, NULL, x);
-  else llmk_tensor_init(&tx, c->dtype, 2, sx2, NULL, x);
+  if (c->kind == 0)
+    llmk_tensor_init(&tx, c->dtype, 3, sx3, NULL, x);
+  else
+    llmk_tensor_init(&tx, c->dtype, 2, sx2, NULL, x);
   llmk_tensor_init(&tw, c->dtype, 2, sw, NULL, w);
   llmk_tensor_init(&tcs, c->dtype, 3, scs, NULL, cs);
   llmk_tensor_init(&tq, LLMK_I64, 1, sq, NULL, qsl);
-  if (apc) llmk_tensor_init(&tci, LLMK_I64, 2, sci2, NULL, ci);
-  else llmk_tensor_init(&tci, LLMK_I64, 1, sb, NULL, ci);
+  if (apc)
+    llmk_tensor_init(&tci, LLMK_I64, 2, sci2, NULL, ci);
+  else
+    llmk_tensor_init(&tci, LLMK_I64, 1, sb, NULL, ci);
   llmk_tensor_init(&tn, LLMK_I64, 1, sb, NULL, nacc);
   llmk_tensor_init(&tnct, LLMK_I64, 1, sb, NULL, nct);
   llmk_tensor_init(&tf, LLMK_I64, 1, sb, NULL, first);
@@ -205,9 +222,10 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
   llmk_tensor_init(&ti, LLMK_I64, 1, sb, NULL, init);
   llmk_tensor_init(&tbias, c->dtype, 1, sd, NULL, bias);
   llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
-      &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL, apc ? &tnct : NULL,
-      apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL, c->silu_bias ? &tbias : NULL, -1, -1, 0,
-      c->block_size, 0, c->silu_bias ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.ws, &s.plan);
+      &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL,
+      apc ? &tnct : NULL, apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL,
+      c->silu_bias ? &tbias : NULL, -1, -1, 0, c->block_size, 0,
+      c->silu_bias ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.ws, &s.plan);
   if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
   if (st != LLMK_SUCCESS) {
     char msg[160];
@@ -261,7 +279,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
     snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
   } else if (ref_rc != 0) {
     r.check = BENCH_CHECK_FAIL;
-    snprintf(r.note, sizeof r.note, "the reference rejected the inputs (%d)", ccref_run(a));
+    snprintf(r.note, sizeof r.note, "the reference rejected the inputs (%d)",
+             ccref_run(a));
   } else if (memcmp(cs, rcs, cs_bytes)) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "conv_states differs from the reference");
@@ -272,10 +291,13 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape, const 
     size_t near = 0;
     if (compare_silu(c->dtype, x, rx, y_act, (size_t)(T * dim), &near) != 0) {
       r.check = BENCH_CHECK_FAIL;
-      snprintf(r.note, sizeof r.note, "x differs from the reference beyond the SiLU tolerance");
+      snprintf(r.note, sizeof r.note,
+               "x differs from the reference beyond the SiLU tolerance");
     } else if (near) {
-      snprintf(r.note, sizeof r.note, "%zu of %lld x elements within 1 ulp of the reference "
-               "(the library's own exp in SiLU, documented)", near, (long long)(T * dim));
+      snprintf(r.note, sizeof r.note,
+               "%zu of %lld x elements within 1 ulp of the reference "
+               "(the library's own exp in SiLU, documented)",
+               near, (long long)(T * dim));
     }
   }
   bench_timing op = bench_time(run_op, NULL, &s, bench_op_budget(env), 11, 1000);
@@ -309,19 +331,21 @@ void bench_fused_causal_conv1d(bench_env *env) {
     if (env->quick && !c->quick) continue;
     char shape[96];
     if (c->kind == 0)
-      snprintf(shape, sizeof shape, "%s B=%lld dim=%lld m=%lld", c->label, (long long)c->batch,
-               (long long)c->dim, (long long)c->m);
+      snprintf(shape, sizeof shape, "%s B=%lld dim=%lld m=%lld", c->label,
+               (long long)c->batch, (long long)c->dim, (long long)c->m);
     else if (c->kind == 1)
       snprintf(shape, sizeof shape, "%s B=%lld dim=%lld m=%lld (1..%lld tok)", c->label,
-               (long long)c->batch, (long long)c->dim, (long long)c->m, (long long)c->m + 1);
+               (long long)c->batch, (long long)c->dim, (long long)c->m,
+               (long long)c->m + 1);
     else if (c->kind == 2)
-      snprintf(shape, sizeof shape, "%s %lldx%lld dim=%lld", c->label, (long long)c->batch,
-               (long long)c->prefill_len, (long long)c->dim);
+      snprintf(shape, sizeof shape, "%s %lldx%lld dim=%lld", c->label,
+               (long long)c->batch, (long long)c->prefill_len, (long long)c->dim);
     else
       snprintf(shape, sizeof shape, "%s %lldx%lld+%lld decode dim=%lld m=%lld", c->label,
                (long long)c->n_prefill, (long long)c->prefill_len,
                (long long)(c->batch - c->n_prefill), (long long)c->dim, (long long)c->m);
     const char *dt = llmk_dtype_name(c->dtype);
-    if (bench_want(env, "fused_causal_conv1d", shape, c->dtype, dt)) run_case(env, c, shape, dt);
+    if (bench_want(env, "fused_causal_conv1d", shape, c->dtype, dt))
+      run_case(env, c, shape, dt);
   }
 }

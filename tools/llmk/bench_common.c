@@ -96,8 +96,12 @@ bench_timing bench_time_ref(bench_fn fn, bench_fn reset, void *arg, double first
   return t;
 }
 
-double bench_op_budget(const bench_env *env) { return env->quick ? 0.2 : 0.8; }
-double bench_ref_budget(const bench_env *env) { return env->quick ? 0.15 : 0.6; }
+double bench_op_budget(const bench_env *env) {
+  return env->quick ? 0.2 : 0.8;
+}
+double bench_ref_budget(const bench_env *env) {
+  return env->quick ? 0.15 : 0.6;
+}
 
 /* ------------------------------------------------------------- bandwidth */
 
@@ -135,8 +139,8 @@ double bench_memcpy_bandwidth(int threads, size_t bytes) {
   }
   size_t part = bytes / (size_t)threads;
   for (int i = 0; i < threads; i++)
-    args[i] = (probe_arg){&start, &stop, dst + part * (size_t)i, src + part * (size_t)i, part,
-                          PASSES + 1};
+    args[i] = (probe_arg){
+        &start, &stop, dst + part * (size_t)i, src + part * (size_t)i, part, PASSES + 1};
   int started = 1;
   for (int i = 1; i < threads; i++) {
     if (pthread_create(&tid[i], NULL, probe_worker, &args[i]) != 0) {
@@ -176,7 +180,9 @@ void *bench_alloc(size_t n, int fill) {
   return p;
 }
 
-void bench_free(void *p) { free(p); }
+void bench_free(void *p) {
+  free(p);
+}
 
 uint64_t bench_rand(bench_rng *r) {
   /* xorshift64* */
@@ -188,15 +194,17 @@ uint64_t bench_rand(bench_rng *r) {
   return x * 0x2545f4914f6cdd1dull;
 }
 
-uint64_t bench_rand_below(bench_rng *r, uint64_t n) { return n ? (bench_rand(r) >> 11) % n : 0; }
+uint64_t bench_rand_below(bench_rng *r, uint64_t n) {
+  return n ? (bench_rand(r) >> 11) % n : 0;
+}
 
 bool bench_dtype_selected(const bench_env *env, llmk_dtype dt) {
   if (env->dtype_mask == 0 || dt == LLMK_DTYPE_INVALID) return true;
   return (env->dtype_mask >> (unsigned)dt) & 1u;
 }
 
-bool bench_want(bench_env *env, const char *op, const char *shape, llmk_dtype filter_dtype,
-                const char *dtype_label) {
+bool bench_want(bench_env *env, const char *op, const char *shape,
+                llmk_dtype filter_dtype, const char *dtype_label) {
   if (!bench_dtype_selected(env, filter_dtype)) return false;
   if (env->shape_filter && !strstr(shape, env->shape_filter)) return false;
   if (env->list_only) {
@@ -219,7 +227,8 @@ void bench_progress(bench_env *env, const char *fmt, ...) {
   fflush(stderr);
 }
 
-void bench_result_init(bench_result *r, const char *op, const char *shape, const char *dtype) {
+void bench_result_init(bench_result *r, const char *op, const char *shape,
+                       const char *dtype) {
   memset(r, 0, sizeof *r);
   snprintf(r->op, sizeof r->op, "%s", op);
   snprintf(r->shape, sizeof r->shape, "%s", shape);
@@ -243,16 +252,21 @@ static void record(bench_env *env, const bench_result *r) {
 }
 
 static const char *fmt_time(double s, char *buf, size_t n) {
-  if (!(s == s)) snprintf(buf, n, "-");
-  else if (s < 1e-6) snprintf(buf, n, "%.1f ns", s * 1e9);
-  else if (s < 1e-3) snprintf(buf, n, "%.2f us", s * 1e6);
-  else if (s < 1.0) snprintf(buf, n, "%.2f ms", s * 1e3);
-  else snprintf(buf, n, "%.2f s", s);
+  if (!(s == s))
+    snprintf(buf, n, "-");
+  else if (s < 1e-6)
+    snprintf(buf, n, "%.1f ns", s * 1e9);
+  else if (s < 1e-3)
+    snprintf(buf, n, "%.2f us", s * 1e6);
+  else if (s < 1.0)
+    snprintf(buf, n, "%.2f ms", s * 1e3);
+  else
+    snprintf(buf, n, "%.2f s", s);
   return buf;
 }
 
-void bench_add(bench_env *env, bench_result *r, const bench_timing *op, const bench_timing *ref,
-               double bytes) {
+void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
+               const bench_timing *ref, double bytes) {
   r->bytes = bytes;
   if (op && !op->status) {
     r->median_s = op->median;
@@ -263,7 +277,8 @@ void bench_add(bench_env *env, bench_result *r, const bench_timing *op, const be
     if (env->bandwidth_gbps > 0) r->pct_bw = 100.0 * r->gbps / env->bandwidth_gbps;
   } else if (r->check == BENCH_CHECK_OK) {
     r->check = BENCH_CHECK_ERROR;
-    if (!r->note[0]) snprintf(r->note, sizeof r->note, "run failed: %s", llmk_last_error());
+    if (!r->note[0])
+      snprintf(r->note, sizeof r->note, "run failed: %s", llmk_last_error());
   }
   if (ref && !ref->status) {
     r->ref_s = ref->median;
@@ -272,9 +287,10 @@ void bench_add(bench_env *env, bench_result *r, const bench_timing *op, const be
   }
   record(env, r);
   char a[32], b[32];
-  bench_progress(env, "    %s/call, %.2f GB/s, reference %s/call%s%s%s\n",
-                 fmt_time(r->median_s, a, sizeof a), r->gbps, fmt_time(r->ref_s, b, sizeof b),
-                 r->check == BENCH_CHECK_OK ? "" : "  FAIL", r->note[0] ? ": " : "", r->note);
+  bench_progress(
+      env, "    %s/call, %.2f GB/s, reference %s/call%s%s%s\n",
+      fmt_time(r->median_s, a, sizeof a), r->gbps, fmt_time(r->ref_s, b, sizeof b),
+      r->check == BENCH_CHECK_OK ? "" : "  FAIL", r->note[0] ? ": " : "", r->note);
 }
 
 void bench_add_error(bench_env *env, bench_result *r, const char *msg) {

@@ -59,7 +59,8 @@ static const kv_case gather_cases[] = {
     {false, "1 seq", 16384, 8, 128, 128, 256, BF, BF, LLMK_KV_NZ, true, false, 1},
 };
 
-static void cache_shape(const kv_case *c, llmk_dtype cache, bool key, int *rank, int64_t *shape) {
+static void cache_shape(const kv_case *c, llmk_dtype cache, bool key, int *rank,
+                        int64_t *shape) {
   int64_t es = (int64_t)llmk_dtype_size(cache), x = 16 / es, ld = 32 / es;
   int64_t nb = c->num_blocks, bs = c->block_size, H = c->H, D = c->D;
   if (c->layout == LLMK_KV_BLOCKS) {
@@ -117,8 +118,9 @@ static int sc_run_op(void *arg) {
 
 static int sc_run_ref(void *arg) {
   sc_state *s = arg;
-  return kvref_scatter(&s->k, s->c->k_only ? NULL : &s->v, &s->rkc, s->c->k_only ? NULL : &s->rvc,
-                       &s->slots, s->quant ? &s->scale : NULL, s->quant ? &s->scale : NULL,
+  return kvref_scatter(&s->k, s->c->k_only ? NULL : &s->v, &s->rkc,
+                       s->c->k_only ? NULL : &s->rvc, &s->slots,
+                       s->quant ? &s->scale : NULL, s->quant ? &s->scale : NULL,
                        (int)s->c->layout, NULL, NULL) != 0;
 }
 
@@ -151,7 +153,8 @@ static void make_slots(const kv_case *c, int64_t *slots, bench_rng *rng) {
   }
 }
 
-static void scatter_case(bench_env *env, const kv_case *c, const char *shape, const char *dt) {
+static void scatter_case(bench_env *env, const kv_case *c, const char *shape,
+                         const char *dt) {
   bench_result r;
   bench_result_init(&r, "scatter_pa_kv_cache", shape, dt);
   sc_state s;
@@ -166,8 +169,10 @@ static void scatter_case(bench_env *env, const kv_case *c, const char *shape, co
   void *k = bench_alloc(tok * ses, 0), *v = bench_alloc(tok * ses, 0);
   fill_values(k, c->src, tok, 4.0f, &rng);
   fill_values(v, c->src, tok, 4.0f, &rng);
-  void *kc = bench_alloc(cache_bytes, 0x11), *vc = c->k_only ? NULL : bench_alloc(cache_bytes, 0x11);
-  void *rkc = bench_alloc(cache_bytes, 0x11), *rvc = c->k_only ? NULL : bench_alloc(cache_bytes, 0x11);
+  void *kc = bench_alloc(cache_bytes, 0x11),
+       *vc = c->k_only ? NULL : bench_alloc(cache_bytes, 0x11);
+  void *rkc = bench_alloc(cache_bytes, 0x11),
+       *rvc = c->k_only ? NULL : bench_alloc(cache_bytes, 0x11);
   int64_t *slots = bench_alloc((size_t)c->T * 8, 0);
   make_slots(c, slots, &rng);
   float scale = 0.25f;
@@ -212,7 +217,8 @@ static void scatter_case(bench_env *env, const kv_case *c, const char *shape, co
   }
   bench_timing op = bench_time(sc_run_op, NULL, &s, bench_op_budget(env), 11, 1000);
   bench_timing ref = bench_time_ref(sc_run_ref, NULL, &s, t_ref, bench_ref_budget(env));
-  double bytes = (double)(c->k_only ? 1 : 2) * (double)tok * (double)(ses + ces) + (double)c->T * 8;
+  double bytes =
+      (double)(c->k_only ? 1 : 2) * (double)tok * (double)(ses + ces) + (double)c->T * 8;
   bench_add(env, &r, &op, &ref, bytes);
 done:
   llmk_plan_destroy(s.plan);
@@ -247,7 +253,8 @@ static int ga_run_op(void *arg) {
 }
 
 /* The definition, one element at a time. */
-static void ga_one(const ga_state *s, const llmk_tensor *cache, bool is_value, void *out) {
+static void ga_one(const ga_state *s, const llmk_tensor *cache, bool is_value,
+                   void *out) {
   const kv_case *c = s->c;
   kvref_view view;
   kvref_view_init(&view, cache, (int)c->layout, is_value, c->H, c->D);
@@ -262,7 +269,8 @@ static void ga_one(const ga_state *s, const llmk_tensor *cache, bool is_value, v
         for (int64_t d = 0; d < c->D; d++) {
           const unsigned char *src =
               (const unsigned char *)cache->data + kvref_byte_offset(&view, b, o, h, d);
-          unsigned char *dst = (unsigned char *)out + (size_t)((t * c->H + h) * c->D + d) * oes;
+          unsigned char *dst =
+              (unsigned char *)out + (size_t)((t * c->H + h) * c->D + d) * oes;
           if (!conv) {
             memcpy(dst, src, ces);
             continue;
@@ -271,7 +279,8 @@ static void ga_one(const ga_state *s, const llmk_tensor *cache, bool is_value, v
           if (c->cache == LLMK_F32) {
             memcpy(dst, &f, 4);
           } else {
-            uint16_t h16 = (uint16_t)ref_encode(c->cache == LLMK_F16 ? REF_F16 : REF_BF16, f);
+            uint16_t h16 =
+                (uint16_t)ref_encode(c->cache == LLMK_F16 ? REF_F16 : REF_BF16, f);
             memcpy(dst, &h16, 2);
           }
         }
@@ -285,7 +294,8 @@ static int ga_run_ref(void *arg) {
   return 0;
 }
 
-static void gather_case(bench_env *env, const kv_case *c, const char *shape, const char *dt) {
+static void gather_case(bench_env *env, const kv_case *c, const char *shape,
+                        const char *dt) {
   bench_result r;
   bench_result_init(&r, "gather_pa_kv_cache", shape, dt);
   ga_state s;
@@ -321,7 +331,8 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape, con
     bench_free(perm);
   }
   for (int64_t i = 0; i < c->nseq; i++) lens[i] = s.L;
-  int64_t tshape[3] = {c->T, c->H, c->D}, cs[5], tb[2] = {c->nseq, s.max_blocks}, nl[1] = {c->nseq};
+  int64_t tshape[3] = {c->T, c->H, c->D}, cs[5], tb[2] = {c->nseq, s.max_blocks},
+          nl[1] = {c->nseq};
   int rank;
   cache_shape(c, c->src, true, &rank, cs);
   llmk_tensor_init(&s.kc, c->src, rank, cs, NULL, kc);
@@ -350,7 +361,8 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape, con
   if (st != LLMK_SUCCESS) {
     r.check = BENCH_CHECK_ERROR;
     snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
-  } else if (memcmp(ko, s.rko, tok * oes) || (!c->k_only && memcmp(vo, s.rvo, tok * oes))) {
+  } else if (memcmp(ko, s.rko, tok * oes) ||
+             (!c->k_only && memcmp(vo, s.rvo, tok * oes))) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "%s differs from the reference",
              memcmp(ko, s.rko, tok * oes) ? "key_out" : "value_out");
@@ -373,12 +385,16 @@ done:
   bench_free(lens);
 }
 
-static void labels(const kv_case *c, bool gather, char *shape, size_t ns, char *dt, size_t nd) {
+static void labels(const kv_case *c, bool gather, char *shape, size_t ns, char *dt,
+                   size_t nd) {
   snprintf(shape, ns, "%s T=%lld H=%lld D=%lld bs=%lld %s", c->label, (long long)c->T,
-           (long long)c->H, (long long)c->D, (long long)c->block_size, layout_label(c->layout));
+           (long long)c->H, (long long)c->D, (long long)c->block_size,
+           layout_label(c->layout));
   (void)gather;
-  if (c->src == c->cache) snprintf(dt, nd, "%s", llmk_dtype_name(c->src));
-  else snprintf(dt, nd, "%s->%s", llmk_dtype_name(c->src), llmk_dtype_name(c->cache));
+  if (c->src == c->cache)
+    snprintf(dt, nd, "%s", llmk_dtype_name(c->src));
+  else
+    snprintf(dt, nd, "%s->%s", llmk_dtype_name(c->src), llmk_dtype_name(c->cache));
 }
 
 static void walk(bench_env *env, const kv_case *cases, size_t n, bool gather) {
@@ -392,8 +408,10 @@ static void walk(bench_env *env, const kv_case *cases, size_t n, bool gather) {
      * output (gather) */
     llmk_dtype fd = gather ? c->cache : c->src;
     if (!bench_want(env, op, shape, fd, dt)) continue;
-    if (gather) gather_case(env, c, shape, dt);
-    else scatter_case(env, c, shape, dt);
+    if (gather)
+      gather_case(env, c, shape, dt);
+    else
+      scatter_case(env, c, shape, dt);
   }
 }
 

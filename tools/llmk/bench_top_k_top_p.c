@@ -12,16 +12,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench.h"
 #include "apply_top_k_top_p_ref.h"
+#include "bench.h"
 
 typedef struct tkp_case {
   bool quick;
   int64_t B, V;
   llmk_dtype dtype;
-  int32_t k;   /* 0: no k tensor */
-  float p;     /* < 0: no p tensor */
-  bool mixed;  /* per-row k and p drawn from the spec's values */
+  int32_t k;  /* 0: no k tensor */
+  float p;    /* < 0: no p tensor */
+  bool mixed; /* per-row k and p drawn from the spec's values */
 } tkp_case;
 
 static const tkp_case cases[] = {
@@ -45,7 +45,7 @@ static const tkp_case cases[] = {
 typedef struct tkp_state {
   const tkp_case *c;
   size_t n, esz;
-  float *x;            /* the values the op sees, widened */
+  float *x; /* the values the op sees, widened */
   void *logits, *out;
   float *pv;
   int32_t *kv;
@@ -66,7 +66,8 @@ static int run_ref(void *arg) {
   tkp_state *s = arg;
   const tkp_case *c = s->c;
   for (int64_t b = 0; b < c->B; b++) {
-    tkp_ref_args a = {c->k || c->mixed ? s->kv[b] : 0, c->p >= 0 || c->mixed, s->pv[b], 0, 0.0f};
+    tkp_ref_args a = {c->k || c->mixed ? s->kv[b] : 0, c->p >= 0 || c->mixed, s->pv[b], 0,
+                      0.0f};
     tkp_ref_info info;
     tkp_ref_row(s->x + b * c->V, c->V, &a, s->keep + b * c->V, &info);
     s->margin[b] = info.margin_p;
@@ -108,8 +109,10 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
     for (int j = 0; j < 4; j++) sum += (float)(bench_rand(&rng) >> 40) * 0x1p-24f;
     s.x[i] = (sum - 2.0f) * 3.4f;
   }
-  if (c->dtype == LLMK_F32) memcpy(s.logits, s.x, s.n * 4);
-  else llmk_convert(s.logits, c->dtype, s.x, LLMK_F32, s.n);
+  if (c->dtype == LLMK_F32)
+    memcpy(s.logits, s.x, s.n * 4);
+  else
+    llmk_convert(s.logits, c->dtype, s.x, LLMK_F32, s.n);
   llmk_convert(s.x, LLMK_F32, s.logits, c->dtype, s.n); /* exact widening */
   static const int32_t mk[5] = {0, 1, 20, 50, 1000};
   static const float mp[4] = {0.5f, 0.9f, 0.99f, 1.0f};
@@ -124,8 +127,8 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
   llmk_tensor_init(&to, c->dtype, 2, bv, NULL, s.out);
   llmk_tensor_init(&tp, LLMK_F32, 1, bb, NULL, s.pv);
   llmk_tensor_init(&tk, LLMK_I32, 1, bb, NULL, s.kv);
-  llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(&tl, has_p ? &tp : NULL,
-                                                             has_k ? &tk : NULL, &to, &s.ws, &s.plan);
+  llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(
+      &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to, &s.ws, &s.plan);
   if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
   if (st != LLMK_SUCCESS) {
     char msg[160];
@@ -144,7 +147,9 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
     r.check = BENCH_CHECK_ERROR;
     snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
   } else {
-    const uint32_t ninf = s.esz == 4 ? 0xff800000u : c->dtype == LLMK_F16 ? 0xfc00u : 0xff80u;
+    const uint32_t ninf = s.esz == 4             ? 0xff800000u
+                          : c->dtype == LLMK_F16 ? 0xfc00u
+                                                 : 0xff80u;
     size_t diff = 0, close = 0;
     for (int64_t b = 0; b < c->B; b++) {
       size_t d = 0;
@@ -157,11 +162,15 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
     }
     if (diff > close || close > s.n / 1000) {
       r.check = BENCH_CHECK_FAIL;
-      snprintf(r.note, sizeof r.note, "%zu entries differ from the reference (%zu near the top-p "
-               "boundary)", diff, close);
+      snprintf(r.note, sizeof r.note,
+               "%zu entries differ from the reference (%zu near the top-p "
+               "boundary)",
+               diff, close);
     } else if (diff) {
-      snprintf(r.note, sizeof r.note, "%zu entries differ within 64 ulp of the top-p boundary "
-               "(f32 rounding, allowed)", diff);
+      snprintf(r.note, sizeof r.note,
+               "%zu entries differ within 64 ulp of the top-p boundary "
+               "(f32 rounding, allowed)",
+               diff);
     }
   }
   bench_timing op = bench_time(run_op, NULL, &s, bench_op_budget(env), 7, 1000);
@@ -184,11 +193,16 @@ void bench_apply_top_k_top_p(bench_env *env) {
     const tkp_case *c = &cases[i];
     if (env->quick && !c->quick) continue;
     char shape[96], kp[48];
-    if (c->mixed) snprintf(kp, sizeof kp, "mixed k, p per row");
-    else if (c->k && c->p >= 0) snprintf(kp, sizeof kp, "k=%d p=%g", (int)c->k, (double)c->p);
-    else if (c->k) snprintf(kp, sizeof kp, "k=%d", (int)c->k);
-    else snprintf(kp, sizeof kp, "p=%g", (double)c->p);
-    snprintf(shape, sizeof shape, "B=%lld V=%lld %s", (long long)c->B, (long long)c->V, kp);
+    if (c->mixed)
+      snprintf(kp, sizeof kp, "mixed k, p per row");
+    else if (c->k && c->p >= 0)
+      snprintf(kp, sizeof kp, "k=%d p=%g", (int)c->k, (double)c->p);
+    else if (c->k)
+      snprintf(kp, sizeof kp, "k=%d", (int)c->k);
+    else
+      snprintf(kp, sizeof kp, "p=%g", (double)c->p);
+    snprintf(shape, sizeof shape, "B=%lld V=%lld %s", (long long)c->B, (long long)c->V,
+             kp);
     if (bench_want(env, "apply_top_k_top_p", shape, c->dtype, llmk_dtype_name(c->dtype)))
       run_case(env, c, shape);
   }

@@ -8,9 +8,9 @@
 
 #include "bench.h"
 #include "dispatch/dispatch.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 #include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 #include "kernels/kv_cache/kv_cache.h"
-#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 const char *tool_cpu_model(void) {
   static char model[128];
@@ -59,11 +59,21 @@ int tool_default_threads(void) {
 
 /* The ISA of the kernels chosen for `isa`, for each table chooser. */
 typedef llmk_isa (*isa_of_fn)(llmk_isa isa);
-static llmk_isa isa_convert(llmk_isa i) { return llmk__convert_kernels_for(i)->isa; }
-static llmk_isa isa_advance(llmk_isa i) { return llmk__advance_step_kernels_for(i)->isa; }
-static llmk_isa isa_kv(llmk_isa i) { return llmk__kv_kernels_for(i)->isa; }
-static llmk_isa isa_tkp(llmk_isa i) { return llmk__tkp_kernels_for(i)->isa; }
-static llmk_isa isa_conv(llmk_isa i) { return llmk__conv1d_kernels_for(i)->isa; }
+static llmk_isa isa_convert(llmk_isa i) {
+  return llmk__convert_kernels_for(i)->isa;
+}
+static llmk_isa isa_advance(llmk_isa i) {
+  return llmk__advance_step_kernels_for(i)->isa;
+}
+static llmk_isa isa_kv(llmk_isa i) {
+  return llmk__kv_kernels_for(i)->isa;
+}
+static llmk_isa isa_tkp(llmk_isa i) {
+  return llmk__tkp_kernels_for(i)->isa;
+}
+static llmk_isa isa_conv(llmk_isa i) {
+  return llmk__conv1d_kernels_for(i)->isa;
+}
 
 static const struct {
   const char *ops;
@@ -86,15 +96,19 @@ static void isa_list(isa_of_fn of, llmk_isa cap, char *out, size_t n) {
     if (k == seen) continue;
     seen = k;
     size_t o = strlen(out);
-    snprintf(out + o, n - o, "%s%s%s", o ? " " : "", llmk_isa_name(k), k > cap ? "(no cpu)" : "");
+    snprintf(out + o, n - o, "%s%s%s", o ? " " : "", llmk_isa_name(k),
+             k > cap ? "(no cpu)" : "");
   }
 }
 
 int cmd_info(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      printf("usage: llmk info\n\nPrints the library version, the CPU's ISA and the one in force,\n"
-             "the kernels each op will use, and the threading runtime and default thread count.\n");
+      printf(
+          "usage: llmk info\n\nPrints the library version, the CPU's ISA and the one in "
+          "force,\n"
+          "the kernels each op will use, and the threading runtime and default thread "
+          "count.\n");
       return 0;
     }
     fprintf(stderr, "llmk info: unknown argument '%s' (see llmk info --help)\n", argv[i]);
@@ -102,12 +116,13 @@ int cmd_info(int argc, char **argv) {
   }
   llmk_isa isa = llmk_get_isa(), native = llmk_get_native_isa();
   const char *env_isa = getenv("LLMK_ISA"), *env_thr = getenv("LLMK_NUM_THREADS");
-  printf("llmk %s (llmk_version() %u, headers %s)\n", llmk_version_string(), llmk_version(),
-         LLMK_VERSION_STRING);
+  printf("llmk %s (llmk_version() %u, headers %s)\n", llmk_version_string(),
+         llmk_version(), LLMK_VERSION_STRING);
   printf("cpu:        %s, %d online CPUs\n", tool_cpu_model(), tool_online_cpus());
   printf("features:   %s\n", llmk_cpu_features());
-  printf("isa:        %s in force (native %s%s%s%s)\n", llmk_isa_name(isa), llmk_isa_name(native),
-         env_isa ? ", LLMK_ISA=" : "", env_isa ? env_isa : "", env_isa ? "" : ", LLMK_ISA unset");
+  printf("isa:        %s in force (native %s%s%s%s)\n", llmk_isa_name(isa),
+         llmk_isa_name(native), env_isa ? ", LLMK_ISA=" : "", env_isa ? env_isa : "",
+         env_isa ? "" : ", LLMK_ISA unset");
   printf("threading:  %s, default %d thread%s (%s)\n", llmk_threading_runtime(),
          tool_default_threads(), tool_default_threads() == 1 ? "" : "s",
          env_thr ? "LLMK_NUM_THREADS" : "online CPUs; LLMK_NUM_THREADS unset");
@@ -116,8 +131,8 @@ int cmd_info(int argc, char **argv) {
   for (size_t i = 0; i < sizeof kernel_tables / sizeof kernel_tables[0]; i++) {
     char list[96];
     isa_list(kernel_tables[i].isa_of, native, list, sizeof list);
-    printf("  %-42s %-7s [%s]\n", kernel_tables[i].ops, llmk_isa_name(kernel_tables[i].isa_of(isa)),
-           list);
+    printf("  %-42s %-7s [%s]\n", kernel_tables[i].ops,
+           llmk_isa_name(kernel_tables[i].isa_of(isa)), list);
   }
   return 0;
 }

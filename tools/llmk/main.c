@@ -14,9 +14,12 @@ static void usage(FILE *f) {
           "usage: llmk <command> [options]\n"
           "\n"
           "commands:\n"
-          "  bench [OP...] [options]  run the operators on the spec's benchmark shapes, check\n"
-          "                           each against its reference, print a table (llmk bench --help)\n"
-          "  info                     version, detected ISA, the kernels each op uses, threads\n"
+          "  bench [OP...] [options]  run the operators on the spec's benchmark shapes, "
+          "check\n"
+          "                           each against its reference, print a table (llmk "
+          "bench --help)\n"
+          "  info                     version, detected ISA, the kernels each op uses, "
+          "threads\n"
           "\n"
           "  llmk --help | -h         this text\n"
           "  llmk --version           the library's version\n");
@@ -37,36 +40,43 @@ static const op_entry ops[] = {
 enum { NUM_OPS = sizeof ops / sizeof ops[0] };
 
 static void bench_usage(FILE *f) {
-  fprintf(f,
-          "usage: llmk bench [OP...] [--quick] [--threads N] [--dtype LIST] [--json FILE]\n"
-          "                  [--plot FILE.svg] [--shape TEXT] [--isa ISA] [--list]\n"
-          "\n"
-          "Runs every operator on the benchmark shapes of the spec. Each case is first checked\n"
-          "once against the in-process reference (tests/ref: naive code written from the\n"
-          "spec), on separate copies of the inputs, then timed. The table gives the median\n"
-          "time per call, the effective bandwidth (the bytes the op must read and write per\n"
-          "call / time), that as a %% of the memory bandwidth measured at the start of the run\n"
-          "(memcpy over the same threads), and the speed-up over the reference (one thread).\n"
-          "Progress goes to stderr, the table to stdout.\n"
-          "\n"
-          "  OP               advance_step, scatter_pa_kv_cache, gather_pa_kv_cache,\n"
-          "                   apply_top_k_top_p, fused_causal_conv1d; any part of a name\n"
-          "                   selects every op containing it (kv_cache: scatter and gather).\n"
-          "                   Default: every op.\n"
-          "  --quick          the quick set (under a minute on 2 cores); default: the full set\n"
-          "  --threads N      threads for the ops and the bandwidth probe (default: as\n"
-          "                   llmk_context_create(0): LLMK_NUM_THREADS if set, else the\n"
-          "                   online CPUs)\n"
-          "  --dtype LIST     comma-separated f32,f16,bf16: only cases of these dtypes (the\n"
-          "                   16/32-bit side of fp8 conversions); advance_step (i64) always runs\n"
-          "  --shape TEXT     only cases whose shape label contains TEXT (see --list)\n"
-          "  --json FILE      also write the results as JSON (machine, bandwidth, cases)\n"
-          "  --plot FILE.svg  also write an SVG bar chart of %% of bandwidth per case\n"
-          "  --isa ISA        cap the kernels at scalar, avx2 or avx512 (as LLMK_ISA does)\n"
-          "  --list           list the cases the filters select; run nothing\n"
-          "\n"
-          "Exit status: 0 every check passed; 1 a check failed (FAIL in the table) or an op\n"
-          "returned an error; 2 a usage error.\n");
+  fprintf(
+      f,
+      "usage: llmk bench [OP...] [--quick] [--threads N] [--dtype LIST] [--json FILE]\n"
+      "                  [--plot FILE.svg] [--shape TEXT] [--isa ISA] [--list]\n"
+      "\n"
+      "Runs every operator on the benchmark shapes of the spec. Each case is first "
+      "checked\n"
+      "once against the in-process reference (tests/ref: naive code written from the\n"
+      "spec), on separate copies of the inputs, then timed. The table gives the median\n"
+      "time per call, the effective bandwidth (the bytes the op must read and write per\n"
+      "call / time), that as a %% of the memory bandwidth measured at the start of the "
+      "run\n"
+      "(memcpy over the same threads), and the speed-up over the reference (one "
+      "thread).\n"
+      "Progress goes to stderr, the table to stdout.\n"
+      "\n"
+      "  OP               advance_step, scatter_pa_kv_cache, gather_pa_kv_cache,\n"
+      "                   apply_top_k_top_p, fused_causal_conv1d; any part of a name\n"
+      "                   selects every op containing it (kv_cache: scatter and "
+      "gather).\n"
+      "                   Default: every op.\n"
+      "  --quick          the quick set (under a minute on 2 cores); default: the full "
+      "set\n"
+      "  --threads N      threads for the ops and the bandwidth probe (default: as\n"
+      "                   llmk_context_create(0): LLMK_NUM_THREADS if set, else the\n"
+      "                   online CPUs)\n"
+      "  --dtype LIST     comma-separated f32,f16,bf16: only cases of these dtypes (the\n"
+      "                   16/32-bit side of fp8 conversions); advance_step (i64) always "
+      "runs\n"
+      "  --shape TEXT     only cases whose shape label contains TEXT (see --list)\n"
+      "  --json FILE      also write the results as JSON (machine, bandwidth, cases)\n"
+      "  --plot FILE.svg  also write an SVG bar chart of %% of bandwidth per case\n"
+      "  --isa ISA        cap the kernels at scalar, avx2 or avx512 (as LLMK_ISA does)\n"
+      "  --list           list the cases the filters select; run nothing\n"
+      "\n"
+      "Exit status: 0 every check passed; 1 a check failed (FAIL in the table) or an op\n"
+      "returned an error; 2 a usage error.\n");
 }
 
 static int parse_int(const char *s, int *out) {
@@ -83,10 +93,14 @@ static int parse_dtypes(const char *s, unsigned *mask) {
   snprintf(buf, sizeof buf, "%s", s);
   *mask = 0;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-    if (!strcmp(tok, "f32")) *mask |= 1u << LLMK_F32;
-    else if (!strcmp(tok, "f16")) *mask |= 1u << LLMK_F16;
-    else if (!strcmp(tok, "bf16")) *mask |= 1u << LLMK_BF16;
-    else return -1;
+    if (!strcmp(tok, "f32"))
+      *mask |= 1u << LLMK_F32;
+    else if (!strcmp(tok, "f16"))
+      *mask |= 1u << LLMK_F16;
+    else if (!strcmp(tok, "bf16"))
+      *mask |= 1u << LLMK_BF16;
+    else
+      return -1;
   }
   return *mask ? 0 : -1;
 }
@@ -114,8 +128,9 @@ int cmd_bench(int argc, char **argv) {
       val = strchr(a, '=') + 1;
       a = opt;
     }
-    bool takes = !strcmp(a, "--threads") || !strcmp(a, "--dtype") || !strcmp(a, "--json") ||
-                 !strcmp(a, "--plot") || !strcmp(a, "--isa") || !strcmp(a, "--shape");
+    bool takes = !strcmp(a, "--threads") || !strcmp(a, "--dtype") ||
+                 !strcmp(a, "--json") || !strcmp(a, "--plot") || !strcmp(a, "--isa") ||
+                 !strcmp(a, "--shape");
     if (takes && !val) {
       if (i + 1 >= argc) {
         fprintf(stderr, "llmk bench: %s needs a value\n", a);
@@ -135,13 +150,16 @@ int cmd_bench(int argc, char **argv) {
       env.list_only = true;
     } else if (!strcmp(a, "--threads")) {
       if (parse_int(val, &threads)) {
-        fprintf(stderr, "llmk bench: --threads wants a number from 1 to 4096, not '%s'\n", val);
+        fprintf(stderr, "llmk bench: --threads wants a number from 1 to 4096, not '%s'\n",
+                val);
         return 2;
       }
     } else if (!strcmp(a, "--dtype")) {
       if (parse_dtypes(val, &env.dtype_mask)) {
-        fprintf(stderr, "llmk bench: --dtype wants a comma-separated list of f32, f16, bf16, "
-                "not '%s'\n", val);
+        fprintf(stderr,
+                "llmk bench: --dtype wants a comma-separated list of f32, f16, bf16, "
+                "not '%s'\n",
+                val);
         return 2;
       }
     } else if (!strcmp(a, "--shape")) {
@@ -153,7 +171,8 @@ int cmd_bench(int argc, char **argv) {
     } else if (!strcmp(a, "--isa")) {
       isa = val;
       if (strcmp(isa, "scalar") && strcmp(isa, "avx2") && strcmp(isa, "avx512")) {
-        fprintf(stderr, "llmk bench: --isa wants scalar, avx2 or avx512, not '%s'\n", isa);
+        fprintf(stderr, "llmk bench: --isa wants scalar, avx2 or avx512, not '%s'\n",
+                isa);
         return 2;
       }
     } else if (a[0] == '-') {
@@ -200,18 +219,22 @@ int cmd_bench(int argc, char **argv) {
     return 2;
   }
   if (llmk_context_create(env.threads, &env.ctx) != LLMK_SUCCESS) {
-    fprintf(stderr, "llmk bench: cannot create a context of %d threads: %s\n", env.threads,
-            llmk_last_error());
+    fprintf(stderr, "llmk bench: cannot create a context of %d threads: %s\n",
+            env.threads, llmk_last_error());
     return 1;
   }
   double t_start = bench_now();
   env.loadavg = tool_loadavg();
   if (env.loadavg > 0.5)
-    fprintf(stderr, "llmk bench: warning: load average %.2f before the run: other processes "
-            "compete for the CPUs, multi-threaded timings may be inflated\n", env.loadavg);
+    fprintf(stderr,
+            "llmk bench: warning: load average %.2f before the run: other processes "
+            "compete for the CPUs, multi-threaded timings may be inflated\n",
+            env.loadavg);
   size_t probe = (size_t)(env.quick ? 128 : 256) << 20;
-  fprintf(stderr, "llmk bench: measuring the memory bandwidth (memcpy of %zu MiB, %d thread%s)...\n",
-          probe >> 20, env.threads, env.threads == 1 ? "" : "s");
+  fprintf(
+      stderr,
+      "llmk bench: measuring the memory bandwidth (memcpy of %zu MiB, %d thread%s)...\n",
+      probe >> 20, env.threads, env.threads == 1 ? "" : "s");
   env.bandwidth_gbps = bench_memcpy_bandwidth(env.threads, probe);
   env.bandwidth_bytes = (double)probe;
   fprintf(stderr, "llmk bench: %.2f GB/s\n", env.bandwidth_gbps);
@@ -223,9 +246,10 @@ int cmd_bench(int argc, char **argv) {
   report_header(&env, stdout);
   report_table(&env, stdout);
   int failed = 0;
-  for (int i = 0; i < env.n_results; i++) failed += env.results[i].check != BENCH_CHECK_OK;
-  printf("%d case%s, %d failed, %.1f s\n", env.n_results, env.n_results == 1 ? "" : "s", failed,
-         elapsed);
+  for (int i = 0; i < env.n_results; i++)
+    failed += env.results[i].check != BENCH_CHECK_OK;
+  printf("%d case%s, %d failed, %.1f s\n", env.n_results, env.n_results == 1 ? "" : "s",
+         failed, elapsed);
   fflush(stdout);
   int rc = failed ? 1 : 0;
   if (json && report_json(&env, json) != 0) rc = 1;

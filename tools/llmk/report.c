@@ -10,37 +10,49 @@ static const char *check_name(bench_check c) {
 }
 
 static const char *fmt_time(double s, char *buf, size_t n) {
-  if (isnan(s)) snprintf(buf, n, "-");
-  else if (s < 1e-6) snprintf(buf, n, "%.1f ns", s * 1e9);
-  else if (s < 1e-3) snprintf(buf, n, "%.2f us", s * 1e6);
-  else if (s < 1.0) snprintf(buf, n, "%.2f ms", s * 1e3);
-  else snprintf(buf, n, "%.2f s", s);
+  if (isnan(s))
+    snprintf(buf, n, "-");
+  else if (s < 1e-6)
+    snprintf(buf, n, "%.1f ns", s * 1e9);
+  else if (s < 1e-3)
+    snprintf(buf, n, "%.2f us", s * 1e6);
+  else if (s < 1.0)
+    snprintf(buf, n, "%.2f ms", s * 1e3);
+  else
+    snprintf(buf, n, "%.2f s", s);
   return buf;
 }
 
 static const char *fmt_num(double v, int decimals, char *buf, size_t n) {
-  if (isnan(v)) snprintf(buf, n, "-");
-  else snprintf(buf, n, "%.*f", decimals, v);
+  if (isnan(v))
+    snprintf(buf, n, "-");
+  else
+    snprintf(buf, n, "%.*f", decimals, v);
   return buf;
 }
 
 void report_header(const bench_env *env, FILE *f) {
   fprintf(f, "llmk %s bench (%s set): ISA %s (native %s), %d thread%s (%s), CPU %s\n",
-          llmk_version_string(), env->quick ? "quick" : "full", llmk_isa_name(llmk_get_isa()),
-          llmk_isa_name(llmk_get_native_isa()), env->threads, env->threads == 1 ? "" : "s",
-          llmk_threading_runtime(), tool_cpu_model());
-  fprintf(f, "memory bandwidth: %.2f GB/s (memcpy of %.0f MiB, %d thread%s, bytes read + "
+          llmk_version_string(), env->quick ? "quick" : "full",
+          llmk_isa_name(llmk_get_isa()), llmk_isa_name(llmk_get_native_isa()),
+          env->threads, env->threads == 1 ? "" : "s", llmk_threading_runtime(),
+          tool_cpu_model());
+  fprintf(f,
+          "memory bandwidth: %.2f GB/s (memcpy of %.0f MiB, %d thread%s, bytes read + "
           "written, median of 9)\n",
           env->bandwidth_gbps, env->bandwidth_bytes / 1048576.0, env->threads,
           env->threads == 1 ? "" : "s");
   if (env->loadavg > 0.5)
-    fprintf(f, "warning: load average %.2f at the start: other processes compete for the CPUs, "
-            "so multi-threaded timings may be inflated\n", env->loadavg);
+    fprintf(
+        f,
+        "warning: load average %.2f at the start: other processes compete for the CPUs, "
+        "so multi-threaded timings may be inflated\n",
+        env->loadavg);
 }
 
 void report_table(const bench_env *env, FILE *f) {
-  fprintf(f, "\n%-20s %-48s %-16s %10s %8s %7s %9s  %s\n", "op", "shape", "dtype", "time/call",
-          "GB/s", "% bw", "vs ref", "check");
+  fprintf(f, "\n%-20s %-48s %-16s %10s %8s %7s %9s  %s\n", "op", "shape", "dtype",
+          "time/call", "GB/s", "% bw", "vs ref", "check");
   char a[32], b[32], c[32], d[32];
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
@@ -60,10 +72,14 @@ void report_table(const bench_env *env, FILE *f) {
       if (r->note[0]) fprintf(f, "  %s %s %s: %s\n", r->op, r->shape, r->dtype, r->note);
     }
   }
-  fprintf(f, "\ntime/call: median per call; GB/s: the bytes the op must move (read + written) "
-          "per call / time; %% bw: of the memory bandwidth above (small cases run from cache and "
-          "can exceed 100); vs ref: the in-process naive reference's time (tests/ref, 1 thread) "
-          "/ the op's\n");
+  fprintf(
+      f,
+      "\ntime/call: median per call; GB/s: the bytes the op must move (read + written) "
+      "per call / time; %% bw: of the memory bandwidth above (small cases run from cache "
+      "and "
+      "can exceed 100); vs ref: the in-process naive reference's time (tests/ref, 1 "
+      "thread) "
+      "/ the op's\n");
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -92,8 +108,10 @@ static void json_str(FILE *f, const char *key, const char *v, bool comma) {
 }
 
 static void json_num(FILE *f, const char *key, double v, bool comma) {
-  if (isnan(v) || isinf(v)) fprintf(f, "\"%s\": null%s", key, comma ? ", " : "");
-  else fprintf(f, "\"%s\": %.9g%s", key, v, comma ? ", " : "");
+  if (isnan(v) || isinf(v))
+    fprintf(f, "\"%s\": null%s", key, comma ? ", " : "");
+  else
+    fprintf(f, "\"%s\": %.9g%s", key, v, comma ? ", " : "");
 }
 
 int report_json(const bench_env *env, const char *path) {
@@ -159,11 +177,21 @@ int report_json(const bench_env *env, const char *path) {
 static void xml_text(FILE *f, const char *s) {
   for (; *s; s++) {
     switch (*s) {
-      case '&': fputs("&amp;", f); break;
-      case '<': fputs("&lt;", f); break;
-      case '>': fputs("&gt;", f); break;
-      case '"': fputs("&quot;", f); break;
-      case '\'': fputs("&apos;", f); break;
+      case '&':
+        fputs("&amp;", f);
+        break;
+      case '<':
+        fputs("&lt;", f);
+        break;
+      case '>':
+        fputs("&gt;", f);
+        break;
+      case '"':
+        fputs("&quot;", f);
+        break;
+      case '\'':
+        fputs("&apos;", f);
+        break;
       default:
         if ((unsigned char)*s >= 0x20) fputc(*s, f);
     }
@@ -184,17 +212,21 @@ int report_svg(const bench_env *env, const char *path) {
     if (env->results[i].pct_bw > max_pct) max_pct = env->results[i].pct_bw;
   max_pct *= 1.02;
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-          "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"11\">\n",
+  fprintf(f,
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+          "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, monospace\" "
+          "font-size=\"11\">\n",
           width, height, width, height);
-  fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", width, height);
+  fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", width,
+          height);
   fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
   char title[256];
   snprintf(title, sizeof title, "llmk %s bench (%s): %% of memory bandwidth per case",
            llmk_version_string(), env->quick ? "quick" : "full");
   xml_text(f, title);
   fprintf(f, "</text>\n<text x=\"10\" y=\"38\">");
-  snprintf(title, sizeof title, "ISA %s, %d thread(s), bandwidth %.2f GB/s (memcpy, read + written)",
+  snprintf(title, sizeof title,
+           "ISA %s, %d thread(s), bandwidth %.2f GB/s (memcpy, read + written)",
            llmk_isa_name(llmk_get_isa()), env->threads, env->bandwidth_gbps);
   xml_text(f, title);
   fprintf(f, "</text>\n");
@@ -202,12 +234,15 @@ int report_svg(const bench_env *env, const char *path) {
   double step = max_pct > 400 ? 100 : max_pct > 200 ? 50 : 25;
   for (double v = 0; v <= max_pct; v += step) {
     double x = label_w + bar_w * v / max_pct;
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
             "stroke-width=\"1\"%s/>\n",
             x, top - 6, x, top + n * row_h, v == 100 ? "#333" : "#ddd",
             v == 100 ? " stroke-dasharray=\"4,3\"" : "");
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.0f%%</text>\n",
-            x, top + n * row_h + 14, v);
+    fprintf(
+        f,
+        "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.0f%%</text>\n",
+        x, top + n * row_h + 14, v);
   }
   for (int i = 0; i < n; i++) {
     const bench_result *r = &env->results[i];
@@ -220,16 +255,20 @@ int report_svg(const bench_env *env, const char *path) {
     double pct = isnan(r->pct_bw) ? 0 : r->pct_bw;
     double w = bar_w * pct / max_pct;
     const char *color = r->check != BENCH_CHECK_OK ? "#c0392b" : "#4a7ab5";
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>", label_w,
-            y + 3, w, row_h - 6, color);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
+            label_w, y + 3, w, row_h - 6, color);
     xml_text(f, label);
-    fprintf(f, ": %.1f%%, %.2f GB/s</title></rect>\n", pct, isnan(r->gbps) ? 0.0 : r->gbps);
+    fprintf(f, ": %.1f%%, %.2f GB/s</title></rect>\n", pct,
+            isnan(r->gbps) ? 0.0 : r->gbps);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s%.1f%%</text>\n", label_w + w + 4, y + 14,
             r->check != BENCH_CHECK_OK ? "FAIL " : "", pct);
   }
-  fprintf(f, "<text x=\"10\" y=\"%d\" fill=\"#555\">bars: effective GB/s (bytes the op must read "
-          "+ write per call / median time) as %% of the bandwidth; dashed: 100%%</text>\n",
-          height - 8);
+  fprintf(
+      f,
+      "<text x=\"10\" y=\"%d\" fill=\"#555\">bars: effective GB/s (bytes the op must "
+      "read "
+      "+ write per call / median time) as %% of the bandwidth; dashed: 100%%</text>\n",
+      height - 8);
   fprintf(f, "</svg>\n");
   if (fclose(f) != 0) {
     perror(path);

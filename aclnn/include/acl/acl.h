@@ -5,9 +5,9 @@
 #ifndef LLMK_ACL_ACL_H
 #define LLMK_ACL_ACL_H
 
-#include "acl_rt.h"
-#include "acl_op.h"
 #include "acl_mdl.h"
+#include "acl_op.h"
+#include "acl_rt.h"
 
 /* Version of this layer's AscendCL subset (aclrtGetVersion returns the same). */
 #define ACL_MAJOR_VERSION 1

@@ -5,10 +5,10 @@
 #ifndef LLMK_ACL_ACL_BASE_H
 #define LLMK_ACL_ACL_BASE_H
 
-#include "acl_base_rt.h"
 #include "acl_base_mdl.h"
-#include "error_codes/rt_error_codes.h"
+#include "acl_base_rt.h"
 #include "error_codes/ge_error_codes.h"
+#include "error_codes/rt_error_codes.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 /*
  * llmk aclnn layer: AscendCL base types, error constants, data types and formats.
- * Names and numeric values are CANN's; the implementation runs on the CPU (docs/aclnn.md).
- * Valid C and C++.
+ * Names and numeric values are CANN's; the implementation runs on the CPU
+ * (docs/aclnn.md). Valid C and C++.
  */
 #ifndef LLMK_ACL_ACL_BASE_RT_H
 #define LLMK_ACL_ACL_BASE_RT_H
@@ -99,7 +99,8 @@ static const int ACL_ERROR_DRV_FAILURE = 500004;
 static const int ACL_ERROR_PROFILING_FAILURE = 500005;
 
 /* ------------------------------------------------------------------ data types */
-/* Anonymous typedef'd enums, so that both ACL_FLOAT and aclDataType::ACL_FLOAT work in C++. */
+/* Anonymous typedef'd enums, so that both ACL_FLOAT and aclDataType::ACL_FLOAT work in
+ * C++. */
 typedef enum {
   ACL_DT_UNDEFINED = -1,
   ACL_FLOAT = 0,

@@ -19,10 +19,7 @@
 extern "C" {
 #endif
 
-typedef enum {
-  ACL_DEVICE = 0,
-  ACL_HOST = 1
-} aclrtRunMode;
+typedef enum { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
 
 typedef enum {
   ACL_MEMCPY_HOST_TO_HOST = 0,
@@ -102,14 +99,16 @@ ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
 /* A stream owns the worker threads its operators run on (LLMK_NUM_THREADS, else all
  * online CPUs); the NULL stream is the default stream. Work is done synchronously. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
-ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream,
+                                                         uint32_t priority,
                                                          uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream,
                                                                int32_t timeout);
 /* Always ACL_STREAM_STATUS_COMPLETE for a valid stream. */
-ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream,
+                                              aclrtStreamStatus *status);
 
 /* --------------------------------------------------------------------- events */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
@@ -124,7 +123,8 @@ ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEv
 /* --------------------------------------------------------------------- memory */
 /* size 0 gives ACL_ERROR_INVALID_PARAM; the policy is ignored. Memory is 64-byte
  * aligned and uninitialized. */
-ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size,
+                                         aclrtMemMallocPolicy policy);
 ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size,
                                                 aclrtMemMallocPolicy policy);
 ACL_FUNC_VISIBILITY aclError aclrtMallocCached(void **devPtr, size_t size,
@@ -139,18 +139,20 @@ ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
  * ACL_ERROR_INVALID_PARAM for NULL dst or src; ACL_ERROR_RT_PARAM_INVALID when
  * count > destMax, or when dst or src lies in a block allocated here and the copy would
  * leave it. Overlapping buffers are allowed (memmove). count 0 is a no-op. */
-ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
-                                         aclrtMemcpyKind kind);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src,
+                                         size_t count, aclrtMemcpyKind kind);
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
                                               size_t count, aclrtMemcpyKind kind,
                                               aclrtStream stream);
 /* Sets count bytes to (unsigned char)value, with the checks of aclrtMemcpy. */
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                                          size_t count);
-ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
-                                              size_t count, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount,
+                                              int32_t value, size_t count,
+                                              aclrtStream stream);
 /* The host's available and total physical memory, for every attr. */
-ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
+                                             size_t *total);
 
 #ifdef __cplusplus
 }

@@ -54,31 +54,35 @@ typedef struct aclScalarList aclScalarList;
  * tensorData may be NULL (set it later with aclSetRawTensorAddr or aclSet*TensorAddr).
  * Returns NULL for NULL viewDims (or storageDims) with a non-zero count, more than 25
  * dims, a negative dim, or an allocation failure. */
-ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
-                                               aclDataType dataType, const int64_t *stride,
-                                               int64_t offset, aclFormat format,
+ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims,
+                                               uint64_t viewDimsNum, aclDataType dataType,
+                                               const int64_t *stride, int64_t offset,
+                                               aclFormat format,
                                                const int64_t *storageDims,
                                                uint64_t storageDimsNum, void *tensorData);
 /* Re-initializes an existing tensor with the rules of aclCreateTensor. */
-ACL_FUNC_VISIBILITY aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims,
-                                              uint64_t viewDimsNum, aclDataType dataType,
-                                              const int64_t *stride, int64_t offset,
-                                              aclFormat format, const int64_t *storageDims,
-                                              uint64_t storageDimsNum, void *tensorDataAddr);
+ACL_FUNC_VISIBILITY aclnnStatus aclInitTensor(
+    aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum,
+    aclDataType dataType, const int64_t *stride, int64_t offset, aclFormat format,
+    const int64_t *storageDims, uint64_t storageDimsNum, void *tensorDataAddr);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensor(const aclTensor *tensor);
 
 /* Getters. The arrays are allocated with new[]: the caller frees them with delete[]
  * (from C, they may not be freed; prefer the C++ API). */
-ACL_FUNC_VISIBILITY aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims,
+ACL_FUNC_VISIBILITY aclnnStatus aclGetViewShape(const aclTensor *tensor,
+                                                int64_t **viewDims,
                                                 uint64_t *viewDimsNum);
 ACL_FUNC_VISIBILITY aclnnStatus aclGetStorageShape(const aclTensor *tensor,
                                                    int64_t **storageDims,
                                                    uint64_t *storageDimsNum);
 ACL_FUNC_VISIBILITY aclnnStatus aclGetViewStrides(const aclTensor *tensor,
-                                                  int64_t **stridesValue, uint64_t *stridesNum);
-ACL_FUNC_VISIBILITY aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset);
+                                                  int64_t **stridesValue,
+                                                  uint64_t *stridesNum);
+ACL_FUNC_VISIBILITY aclnnStatus aclGetViewOffset(const aclTensor *tensor,
+                                                 int64_t *offset);
 ACL_FUNC_VISIBILITY aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);
-ACL_FUNC_VISIBILITY aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);
+ACL_FUNC_VISIBILITY aclnnStatus aclGetDataType(const aclTensor *tensor,
+                                               aclDataType *dataType);
 /* The storage address (tensorData), not including the view offset. */
 ACL_FUNC_VISIBILITY aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr);
 ACL_FUNC_VISIBILITY aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr);
@@ -94,9 +98,12 @@ ACL_FUNC_VISIBILITY aclFloatArray *aclCreateFloatArray(const float *value, uint6
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
 ACL_FUNC_VISIBILITY aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
-ACL_FUNC_VISIBILITY aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size);
-ACL_FUNC_VISIBILITY aclnnStatus aclGetFloatArraySize(const aclFloatArray *array, uint64_t *size);
-ACL_FUNC_VISIBILITY aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size);
+ACL_FUNC_VISIBILITY aclnnStatus aclGetIntArraySize(const aclIntArray *array,
+                                                   uint64_t *size);
+ACL_FUNC_VISIBILITY aclnnStatus aclGetFloatArraySize(const aclFloatArray *array,
+                                                     uint64_t *size);
+ACL_FUNC_VISIBILITY aclnnStatus aclGetBoolArraySize(const aclBoolArray *array,
+                                                    uint64_t *size);
 /* A list holds the tensor pointers (not copies); the tensors themselves are destroyed
  * with the list, as in CANN. */
 ACL_FUNC_VISIBILITY aclTensorList *aclCreateTensorList(const aclTensor *const *value,
@@ -122,13 +129,15 @@ ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
  * ACLNN_ERR_INNER_NULLPTR: executor or tensor NULL, or not live;
  * ACLNN_ERR_PARAM_INVALID: index out of range, the tensor was NULL at phase 1, or the
  * executor is not repeatable. */
-ACL_FUNC_VISIBILITY aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index,
+ACL_FUNC_VISIBILITY aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor,
+                                                      const size_t index,
                                                       aclTensor *tensor, void *addr);
 ACL_FUNC_VISIBILITY aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor,
-                                                       const size_t index, aclTensor *tensor,
-                                                       void *addr);
-ACL_FUNC_VISIBILITY aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index,
-                                                 aclTensor *tensor, void *addr);
+                                                       const size_t index,
+                                                       aclTensor *tensor, void *addr);
+ACL_FUNC_VISIBILITY aclnnStatus aclSetTensorAddr(aclOpExecutor *executor,
+                                                 const size_t index, aclTensor *tensor,
+                                                 void *addr);
 
 #ifdef __cplusplus
 }

@@ -35,10 +35,9 @@
 extern "C" {
 #endif
 
-ACLNN_API aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits,
-                                                         const aclTensor *p, const aclTensor *k,
-                                                         aclTensor *out, uint64_t *workspaceSize,
-                                                         aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(
+    const aclTensor *logits, const aclTensor *p, const aclTensor *k, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 
 ACLNN_API aclnnStatus aclnnApplyTopKTopP(void *workspace, uint64_t workspaceSize,
                                          aclOpExecutor *executor, aclrtStream stream);

@@ -7,32 +7,36 @@ static const char OP[] = "aclnnApplyTopKTopP";
 static llmk_status tkp_plan(const llmk_tensor *const *t, const void *attrs,
                             size_t *workspace_size, llmk_plan **plan) {
   (void)attrs;
-  return llmk_apply_top_k_top_p_get_workspace_size(t[0], t[1], t[2], t[3], workspace_size, plan);
+  return llmk_apply_top_k_top_p_get_workspace_size(t[0], t[1], t[2], t[3], workspace_size,
+                                                   plan);
 }
 
 /* Tensor arguments in prototype order: inputs logits, p, k; output out. */
-static const acl__op tkp_op = {OP, 3, 1, tkp_plan, llmk_apply_top_k_top_p, acl__map_status};
+static const acl__op tkp_op = {
+    OP, 3, 1, tkp_plan, llmk_apply_top_k_top_p, acl__map_status};
 
 static aclnnStatus check_rank(const char *name, const aclTensor *t, uint64_t rank) {
   if (t->view_rank != rank)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s has %llu dims, must have %llu", name,
-                     (unsigned long long)t->view_rank, (unsigned long long)rank);
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s has %llu dims, must have %llu",
+                     name, (unsigned long long)t->view_rank, (unsigned long long)rank);
   if (!acl__format_is_nd(t->format))
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: format %d is not ND", name,
                      (int)t->format);
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits, const aclTensor *p,
-                                               const aclTensor *k, aclTensor *out,
-                                               uint64_t *workspaceSize, aclOpExecutor **executor) {
+aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits,
+                                               const aclTensor *p, const aclTensor *k,
+                                               aclTensor *out, uint64_t *workspaceSize,
+                                               aclOpExecutor **executor) {
   if (!workspaceSize || !executor)
     return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "workspaceSize or executor is NULL");
   *workspaceSize = 0;
   *executor = NULL;
   /* 1. NULLs */
   if (!logits || !out)
-    return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "%s is NULL", !logits ? "logits" : "out");
+    return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "%s is NULL",
+                     !logits ? "logits" : "out");
   if (!p && !k) return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "p and k are both NULL");
   /* 2. dtypes: logits FLOAT/FLOAT16/BF16; out and p the same; k INT32 */
   aclDataType dt = logits->dtype;
@@ -40,13 +44,15 @@ aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits, const ac
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
                      "logits dtype %d is not FLOAT, FLOAT16 or BFLOAT16", (int)dt);
   if (out->dtype != dt)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "out dtype %d differs from logits dtype %d",
-                     (int)out->dtype, (int)dt);
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "out dtype %d differs from logits dtype %d", (int)out->dtype,
+                     (int)dt);
   if (p && p->dtype != dt)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "p dtype %d differs from logits dtype %d",
-                     (int)p->dtype, (int)dt);
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "p dtype %d differs from logits dtype %d", (int)p->dtype, (int)dt);
   if (k && k->dtype != ACL_INT32)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "k dtype %d is not INT32", (int)k->dtype);
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "k dtype %d is not INT32",
+                     (int)k->dtype);
   /* 3. ranks, formats, shapes */
   aclnnStatus st = check_rank("logits", logits, 2);
   if (!st) st = check_rank("out", out, 2);
@@ -55,9 +61,11 @@ aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits, const ac
   if (st) return st;
   int64_t b = logits->view_dims[0], v = logits->view_dims[1];
   if (out->view_dims[0] != b || out->view_dims[1] != v)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "out shape [%lld, %lld] differs from logits "
-                     "shape [%lld, %lld]", (long long)out->view_dims[0],
-                     (long long)out->view_dims[1], (long long)b, (long long)v);
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "out shape [%lld, %lld] differs from logits "
+                     "shape [%lld, %lld]",
+                     (long long)out->view_dims[0], (long long)out->view_dims[1],
+                     (long long)b, (long long)v);
   if (p && p->view_dims[0] != b)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "p shape [%lld] must be [%lld]",
                      (long long)p->view_dims[0], (long long)b);
@@ -69,7 +77,7 @@ aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits, const ac
   return acl__executor_create(&tkp_op, tensors, NULL, 0, workspaceSize, executor);
 }
 
-aclnnStatus aclnnApplyTopKTopP(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                               aclrtStream stream) {
+aclnnStatus aclnnApplyTopKTopP(void *workspace, uint64_t workspaceSize,
+                               aclOpExecutor *executor, aclrtStream stream) {
   return acl__executor_run(&tkp_op, workspace, workspaceSize, executor, stream);
 }

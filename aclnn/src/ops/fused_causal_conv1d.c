@@ -17,8 +17,8 @@ static llmk_status conv_plan(const llmk_tensor *const *t, const void *attrs,
                              size_t *workspace_size, llmk_plan **plan) {
   const conv_attrs *a = attrs;
   return llmk_fused_causal_conv1d_get_workspace_size(
-      t[X], t[W], t[CS], a->x3d ? NULL : t[QSL], t[CI], t[NACC], t[NCT], t[FIRST], t[LAST],
-      t[ISI], NULL /* bias: ignored, as in CANN */, a->pad_slot_id,
+      t[X], t[W], t[CS], a->x3d ? NULL : t[QSL], t[CI], t[NACC], t[NCT], t[FIRST],
+      t[LAST], t[ISI], NULL /* bias: ignored, as in CANN */, a->pad_slot_id,
       a->x3d ? -1 : a->max_query_len, a->residual, a->block_size, a->conv_mode,
       LLMK_ACTIVATION_NONE, workspace_size, plan);
 }
@@ -29,22 +29,32 @@ static aclnnStatus conv_map(llmk_status st) {
   switch (st) {
     case LLMK_ERROR_INVALID_DTYPE:
     case LLMK_ERROR_INVALID_SHAPE:
-    case LLMK_ERROR_INVALID_ATTRIBUTE: return ACLNN_ERR_INNER_TILING_ERROR;
-    default: return acl__map_status(st);
+    case LLMK_ERROR_INVALID_ATTRIBUTE:
+      return ACLNN_ERR_INNER_TILING_ERROR;
+    default:
+      return acl__map_status(st);
   }
 }
 
 /* All twelve tensors are inputs of CANN's op (x and convStates are "Ref" tensors). */
-static const acl__op conv_op = {"aclnnInplaceFusedCausalConv1d", NT, 0, conv_plan,
-                                llmk_fused_causal_conv1d, conv_map};
-static const acl__op conv_op_v2 = {"aclnnInplaceFusedCausalConv1dV2", NT, 0, conv_plan,
-                                   llmk_fused_causal_conv1d, conv_map};
+static const acl__op conv_op = {"aclnnInplaceFusedCausalConv1d", NT,      0, conv_plan,
+                                llmk_fused_causal_conv1d,        conv_map};
+static const acl__op conv_op_v2 = {
+    "aclnnInplaceFusedCausalConv1dV2", NT,      0, conv_plan,
+    llmk_fused_causal_conv1d,          conv_map};
 
-static const char *const NAMES[NT] = {"x", "weight", "convStates", "queryStartLoc",
-                                      "cacheIndices", "initialStateMode", "bias",
-                                      "numAcceptedTokens", "numComputedTokens",
+static const char *const NAMES[NT] = {"x",
+                                      "weight",
+                                      "convStates",
+                                      "queryStartLoc",
+                                      "cacheIndices",
+                                      "initialStateMode",
+                                      "bias",
+                                      "numAcceptedTokens",
+                                      "numComputedTokens",
                                       "blockIdxFirstScheduledToken",
-                                      "blockIdxLastScheduledToken", "initialStateIdx"};
+                                      "blockIdxLastScheduledToken",
+                                      "initialStateIdx"};
 
 #define TILING ACLNN_ERR_INNER_TILING_ERROR
 
@@ -58,10 +68,12 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
     if (!t[i]) continue;
     aclDataType want = (i == X || i == W || i == CS || i == BIAS) ? dt : ACL_INT32;
     if (t[i]->dtype != want)
-      return acl__fail(TILING, op, "%s dtype %d must be %d (%s)", NAMES[i], (int)t[i]->dtype,
-                       (int)want, want == ACL_INT32 ? "INT32" : "x's dtype");
+      return acl__fail(TILING, op, "%s dtype %d must be %d (%s)", NAMES[i],
+                       (int)t[i]->dtype, (int)want,
+                       want == ACL_INT32 ? "INT32" : "x's dtype");
     if (!acl__format_is_nd(t[i]->format))
-      return acl__fail(TILING, op, "%s: format %d is not ND", NAMES[i], (int)t[i]->format);
+      return acl__fail(TILING, op, "%s: format %d is not ND", NAMES[i],
+                       (int)t[i]->format);
   }
   /* attributes */
   if (activation_mode < 0 || activation_mode > 2)
@@ -73,7 +85,8 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
     return acl__fail(TILING, op, "residualConnection=%lld must be 0 or 1",
                      (long long)a->residual);
   if (a->block_size != 0 && a->block_size < 2)
-    return acl__fail(TILING, op, "blockSize=%lld must be 0 or >= 2", (long long)a->block_size);
+    return acl__fail(TILING, op, "blockSize=%lld must be 0 or >= 2",
+                     (long long)a->block_size);
   if (a->conv_mode != 0 && a->conv_mode != 1)
     return acl__fail(TILING, op, "convMode=%lld must be 0 or 1", (long long)a->conv_mode);
   if (max_draft < 0)
@@ -100,12 +113,15 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
   if (w->view_rank != 2 || w->view_dims[0] != 3 || w->view_dims[1] != dim)
     return acl__fail(TILING, op, "weight must be [3, dim=%lld] (K = 3)", (long long)dim);
   if (cs->view_rank != 3 || cs->view_dims[2] != dim)
-    return acl__fail(TILING, op, "convStates must be [lines, C, dim=%lld]", (long long)dim);
+    return acl__fail(TILING, op, "convStates must be [lines, C, dim=%lld]",
+                     (long long)dim);
   if (cs->strides[2] != 1)
     return acl__fail(TILING, op, "convStates' dim-2 stride %lld must be 1",
                      (long long)cs->strides[2]);
   int64_t C = cs->view_dims[1];
-  if (C < 2) return acl__fail(TILING, op, "convStates.shape[1]=C=%lld must be >= K-1=2", (long long)C);
+  if (C < 2)
+    return acl__fail(TILING, op, "convStates.shape[1]=C=%lld must be >= K-1=2",
+                     (long long)C);
   /* batch, sequences */
   int64_t batch;
   if (x->view_rank == 3) {
@@ -115,8 +131,10 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
       return acl__fail(TILING, op, "x [batch, m+1, dim]: m=%lld must be in [0, %lld]",
                        (long long)(S - 1), (long long)max_draft);
     if (C < S + 1)
-      return acl__fail(TILING, op, "convStates.shape[1]=C=%lld must be >= K+S-2=%lld for %lld "
-                       "tokens per sequence", (long long)C, (long long)(S + 1), (long long)S);
+      return acl__fail(TILING, op,
+                       "convStates.shape[1]=C=%lld must be >= K+S-2=%lld for %lld "
+                       "tokens per sequence",
+                       (long long)C, (long long)(S + 1), (long long)S);
     if (a->max_query_len <= 0 && a->max_query_len != -1)
       return acl__fail(TILING, op, "maxQueryLen=%lld must be -1 or >= 1",
                        (long long)a->max_query_len);
@@ -128,11 +146,13 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
     batch = q->view_dims[0] - 1;
     int64_t T = x->view_dims[0], mql = a->max_query_len;
     if (mql <= 0)
-      return acl__fail(TILING, op, "maxQueryLen=%lld must be >= 1 for a 2-D x", (long long)mql);
+      return acl__fail(TILING, op, "maxQueryLen=%lld must be >= 1 for a 2-D x",
+                       (long long)mql);
     if (mql <= 8 && T > batch * mql)
-      return acl__fail(TILING, op, "decode path (maxQueryLen=%lld <= 8): cuSeqLen=%lld exceeds "
-                       "batch*maxQueryLen=%lld", (long long)mql, (long long)T,
-                       (long long)(batch * mql));
+      return acl__fail(TILING, op,
+                       "decode path (maxQueryLen=%lld <= 8): cuSeqLen=%lld exceeds "
+                       "batch*maxQueryLen=%lld",
+                       (long long)mql, (long long)T, (long long)(batch * mql));
     if (mql > 8 && T > 1048576)
       return acl__fail(TILING, op, "cuSeqLen=%lld exceeds 1048576", (long long)T);
   }
@@ -143,10 +163,12 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
   const aclTensor *ci = t[CI];
   if (apc) {
     if (!t[FIRST] || !t[LAST] || !t[ISI])
-      return acl__fail(TILING, op, "APC needs blockIdxFirstScheduledToken, "
+      return acl__fail(TILING, op,
+                       "APC needs blockIdxFirstScheduledToken, "
                        "blockIdxLastScheduledToken and initialStateIdx");
     if (!ci || ci->view_rank != 2 || ci->view_dims[0] != batch)
-      return acl__fail(TILING, op, "APC needs a 2-D cacheIndices [batch=%lld, maxNumBlocks]",
+      return acl__fail(TILING, op,
+                       "APC needs a 2-D cacheIndices [batch=%lld, maxNumBlocks]",
                        (long long)batch);
     if (ci->view_dims[1] < 1 || ci->view_dims[1] > 1024)
       return acl__fail(TILING, op, "maxNumBlocks=%lld must be in [1, 1024]",
@@ -171,48 +193,63 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
 
 static aclnnStatus phase1(const acl__op *op, aclTensor *x, const aclTensor *weight,
                           aclTensor *convStates, const aclTensor *queryStartLoc,
-                          const aclTensor *cacheIndices, const aclTensor *initialStateMode,
-                          const aclTensor *bias, const aclTensor *numAcceptedTokens,
+                          const aclTensor *cacheIndices,
+                          const aclTensor *initialStateMode, const aclTensor *bias,
+                          const aclTensor *numAcceptedTokens,
                           const aclTensor *numComputedTokens, const aclTensor *first,
                           const aclTensor *last, const aclTensor *initialStateIdx,
                           int64_t activationMode, int64_t padSlotId, int64_t runMode,
-                          int64_t maxQueryLen, int64_t residualConnection, int64_t blockSize,
-                          int64_t convMode, int64_t maxDraftTokens, uint64_t *workspaceSize,
-                          aclOpExecutor **executor) {
+                          int64_t maxQueryLen, int64_t residualConnection,
+                          int64_t blockSize, int64_t convMode, int64_t maxDraftTokens,
+                          uint64_t *workspaceSize, aclOpExecutor **executor) {
   if (!workspaceSize || !executor)
-    return acl__fail(ACLNN_ERR_PARAM_NULLPTR, op->name, "workspaceSize or executor is NULL");
+    return acl__fail(ACLNN_ERR_PARAM_NULLPTR, op->name,
+                     "workspaceSize or executor is NULL");
   *workspaceSize = 0;
   *executor = NULL;
   if (!x || !weight || !convStates)
     return acl__fail(ACLNN_ERR_PARAM_NULLPTR, op->name, "%s is NULL",
-                     !x ? "x" : !weight ? "weight" : "convStates");
-  const aclTensor *t[NT] = {x, weight, convStates, queryStartLoc, cacheIndices,
-                            initialStateMode, bias, numAcceptedTokens, numComputedTokens,
-                            first, last, initialStateIdx};
+                     !x        ? "x"
+                     : !weight ? "weight"
+                               : "convStates");
+  const aclTensor *t[NT] = {x,
+                            weight,
+                            convStates,
+                            queryStartLoc,
+                            cacheIndices,
+                            initialStateMode,
+                            bias,
+                            numAcceptedTokens,
+                            numComputedTokens,
+                            first,
+                            last,
+                            initialStateIdx};
   for (int i = 0; i < NT; i++)
     if (t[i] && t[i]->magic != ACL__TENSOR_MAGIC)
       return acl__fail(ACLNN_ERR_PARAM_INVALID, op->name, "%s is not a live aclTensor",
                        NAMES[i]);
-  conv_attrs a = {padSlotId, maxQueryLen, residualConnection, blockSize, convMode,
-                  x->view_rank == 3};
+  conv_attrs a = {padSlotId, maxQueryLen, residualConnection,
+                  blockSize, convMode,    x->view_rank == 3};
   aclnnStatus st = check(op->name, t, &a, activationMode, runMode, maxDraftTokens);
   if (st) return st;
   return acl__executor_create(op, t, &a, sizeof a, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceFusedCausalConv1dGetWorkspaceSize(
-    aclTensor *x, const aclTensor *weight, aclTensor *convStates, const aclTensor *queryStartLoc,
-    const aclTensor *cacheIndices, const aclTensor *initialStateMode, const aclTensor *bias,
+    aclTensor *x, const aclTensor *weight, aclTensor *convStates,
+    const aclTensor *queryStartLoc, const aclTensor *cacheIndices,
+    const aclTensor *initialStateMode, const aclTensor *bias,
     const aclTensor *numAcceptedTokens, const aclTensor *numComputedTokens,
-    const aclTensor *blockIdxFirstScheduledToken, const aclTensor *blockIdxLastScheduledToken,
-    const aclTensor *initialStateIdx, int64_t activationMode, int64_t padSlotId, int64_t runMode,
-    int64_t maxQueryLen, int64_t residualConnection, int64_t blockSize, int64_t convMode,
+    const aclTensor *blockIdxFirstScheduledToken,
+    const aclTensor *blockIdxLastScheduledToken, const aclTensor *initialStateIdx,
+    int64_t activationMode, int64_t padSlotId, int64_t runMode, int64_t maxQueryLen,
+    int64_t residualConnection, int64_t blockSize, int64_t convMode,
     uint64_t *workspaceSize, aclOpExecutor **executor) {
-  return phase1(&conv_op, x, weight, convStates, queryStartLoc, cacheIndices, initialStateMode,
-                bias, numAcceptedTokens, numComputedTokens, blockIdxFirstScheduledToken,
-                blockIdxLastScheduledToken, initialStateIdx, activationMode, padSlotId, runMode,
-                maxQueryLen, residualConnection, blockSize, convMode, 7, workspaceSize,
-                executor);
+  return phase1(&conv_op, x, weight, convStates, queryStartLoc, cacheIndices,
+                initialStateMode, bias, numAcceptedTokens, numComputedTokens,
+                blockIdxFirstScheduledToken, blockIdxLastScheduledToken, initialStateIdx,
+                activationMode, padSlotId, runMode, maxQueryLen, residualConnection,
+                blockSize, convMode, 7, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceFusedCausalConv1d(void *workspace, uint64_t workspaceSize,
@@ -221,18 +258,20 @@ aclnnStatus aclnnInplaceFusedCausalConv1d(void *workspace, uint64_t workspaceSiz
 }
 
 aclnnStatus aclnnInplaceFusedCausalConv1dV2GetWorkspaceSize(
-    aclTensor *x, const aclTensor *weight, aclTensor *convStates, const aclTensor *queryStartLoc,
-    const aclTensor *cacheIndices, const aclTensor *initialStateMode, const aclTensor *bias,
+    aclTensor *x, const aclTensor *weight, aclTensor *convStates,
+    const aclTensor *queryStartLoc, const aclTensor *cacheIndices,
+    const aclTensor *initialStateMode, const aclTensor *bias,
     const aclTensor *numAcceptedTokens, const aclTensor *numComputedTokens,
-    const aclTensor *blockIdxFirstScheduledToken, const aclTensor *blockIdxLastScheduledToken,
-    const aclTensor *initialStateIdx, int64_t activationMode, int64_t padSlotId, int64_t runMode,
-    int64_t maxQueryLen, int64_t residualConnection, int64_t blockSize, int64_t convMode,
+    const aclTensor *blockIdxFirstScheduledToken,
+    const aclTensor *blockIdxLastScheduledToken, const aclTensor *initialStateIdx,
+    int64_t activationMode, int64_t padSlotId, int64_t runMode, int64_t maxQueryLen,
+    int64_t residualConnection, int64_t blockSize, int64_t convMode,
     int64_t maxDraftTokens, uint64_t *workspaceSize, aclOpExecutor **executor) {
   return phase1(&conv_op_v2, x, weight, convStates, queryStartLoc, cacheIndices,
                 initialStateMode, bias, numAcceptedTokens, numComputedTokens,
                 blockIdxFirstScheduledToken, blockIdxLastScheduledToken, initialStateIdx,
-                activationMode, padSlotId, runMode, maxQueryLen, residualConnection, blockSize,
-                convMode, maxDraftTokens, workspaceSize, executor);
+                activationMode, padSlotId, runMode, maxQueryLen, residualConnection,
+                blockSize, convMode, maxDraftTokens, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceFusedCausalConv1dV2(void *workspace, uint64_t workspaceSize,

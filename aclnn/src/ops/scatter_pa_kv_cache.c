@@ -21,9 +21,14 @@ struct aclIntArray {
 enum { KEY, KC, SLOT, VAL, VC, CLENS, COFF, SLENS, NT };
 
 static const char OP[] = "aclnnScatterPaKvCache";
-static const char *const NAMES[NT] = {"key", "keyCacheRef", "slotMapping", "value",
-                                      "valueCacheRef", "compressLensOptional",
-                                      "compressSeqOffsetOptional", "seqLensOptional"};
+static const char *const NAMES[NT] = {"key",
+                                      "keyCacheRef",
+                                      "slotMapping",
+                                      "value",
+                                      "valueCacheRef",
+                                      "compressLensOptional",
+                                      "compressSeqOffsetOptional",
+                                      "seqLensOptional"};
 
 typedef struct scatter_attrs {
   llmk_kv_layout layout;
@@ -32,23 +37,25 @@ typedef struct scatter_attrs {
 static llmk_status scatter_plan(const llmk_tensor *const *t, const void *attrs,
                                 size_t *workspace_size, llmk_plan **plan) {
   const scatter_attrs *a = attrs;
-  return llmk_scatter_pa_kv_cache_get_workspace_size(t[KEY], t[VAL], t[KC], t[VC], t[SLOT],
-                                                     NULL, NULL, a->layout, workspace_size,
-                                                     plan);
+  return llmk_scatter_pa_kv_cache_get_workspace_size(
+      t[KEY], t[VAL], t[KC], t[VC], t[SLOT], NULL, NULL, a->layout, workspace_size, plan);
 }
 
 /* Every tensor is an input of CANN's op (the caches are "Ref" tensors). */
-static const acl__op scatter_op = {OP, NT, 0, scatter_plan, llmk_scatter_pa_kv_cache,
-                                   acl__map_status};
+static const acl__op scatter_op = {
+    OP, NT, 0, scatter_plan, llmk_scatter_pa_kv_cache, acl__map_status};
 
-static bool is(const char *s, const char *lit) { return s && strcmp(s, lit) == 0; }
+static bool is(const char *s, const char *lit) {
+  return s && strcmp(s, lit) == 0;
+}
 
 /* "Nct": token stride and start offset of key (which = 0) or value (1). */
 static aclnnStatus nct_view(const aclTensor *src, const aclIntArray *strides,
                             const aclIntArray *offsets, int which, aclTensor *out) {
   if (!strides || !offsets || strides->size != 2 || offsets->size != 2)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                     "scatterMode \"Nct\" needs stridesOptional and offsetsOptional of 2 values");
+    return acl__fail(
+        ACLNN_ERR_PARAM_INVALID, OP,
+        "scatterMode \"Nct\" needs stridesOptional and offsetsOptional of 2 values");
   int64_t s = strides->values[which], o = offsets->values[which];
   if (s <= 0 || o < 0)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
@@ -57,34 +64,46 @@ static aclnnStatus nct_view(const aclTensor *src, const aclIntArray *strides,
   *out = *src;
   out->strides[0] = s;
   if (__builtin_add_overflow(out->offset, o, &out->offset))
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "\"Nct\" offset %lld overflows", (long long)o);
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "\"Nct\" offset %lld overflows",
+                     (long long)o);
   return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     const aclTensor *key, aclTensor *keyCacheRef, const aclTensor *slotMapping,
-    const aclTensor *value, aclTensor *valueCacheRef, const aclTensor *compressLensOptional,
-    const aclTensor *compressSeqOffsetOptional, const aclTensor *seqLensOptional,
-    char *cacheModeOptional, char *scatterModeOptional, const aclIntArray *stridesOptional,
-    const aclIntArray *offsetsOptional, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const aclTensor *value, aclTensor *valueCacheRef,
+    const aclTensor *compressLensOptional, const aclTensor *compressSeqOffsetOptional,
+    const aclTensor *seqLensOptional, char *cacheModeOptional, char *scatterModeOptional,
+    const aclIntArray *stridesOptional, const aclIntArray *offsetsOptional,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
   if (!workspaceSize || !executor)
     return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "workspaceSize or executor is NULL");
   *workspaceSize = 0;
   *executor = NULL;
-  const aclTensor *in[NT] = {key, keyCacheRef, slotMapping, value, valueCacheRef,
-                             compressLensOptional, compressSeqOffsetOptional, seqLensOptional};
+  const aclTensor *in[NT] = {key,
+                             keyCacheRef,
+                             slotMapping,
+                             value,
+                             valueCacheRef,
+                             compressLensOptional,
+                             compressSeqOffsetOptional,
+                             seqLensOptional};
   /* 1. NULLs: CANN's code for them is 561103 */
   if (!key || !keyCacheRef || !slotMapping)
     return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP, "%s is NULL",
-                     !key ? "key" : !keyCacheRef ? "keyCacheRef" : "slotMapping");
+                     !key           ? "key"
+                     : !keyCacheRef ? "keyCacheRef"
+                                    : "slotMapping");
   for (int i = 0; i < NT; i++)
     if (in[i] && in[i]->magic != ACL__TENSOR_MAGIC)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s is not a live aclTensor", NAMES[i]);
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s is not a live aclTensor",
+                       NAMES[i]);
   /* K only: value and valueCacheRef both NULL or 0-D */
   bool has_v = value && value->view_rank != 0;
   bool has_vc = valueCacheRef && valueCacheRef->view_rank != 0;
   if (has_v && !has_vc)
-    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP, "value is given but valueCacheRef is %s",
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
+                     "value is given but valueCacheRef is %s",
                      valueCacheRef ? "0-D" : "NULL");
   if (has_vc && !has_v)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "valueCacheRef is given without value");
@@ -108,13 +127,16 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     nct = true;
   } else if (is(scatterModeOptional, "Alibi") || is(scatterModeOptional, "Rope") ||
              is(scatterModeOptional, "Omni")) {
-    return acl__fail(ACLNN_ERR_INNER, OP,
-                     "scatterMode \"%s\" (compressed caches) is not supported by this layer",
-                     scatterModeOptional);
+    return acl__fail(
+        ACLNN_ERR_INNER, OP,
+        "scatterMode \"%s\" (compressed caches) is not supported by this layer",
+        scatterModeOptional);
   } else if (scatterModeOptional && !is(scatterModeOptional, "None")) {
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                     "scatterMode \"%s\" is not NULL, \"None\", \"Nct\", \"Alibi\", \"Rope\" "
-                     "or \"Omni\"", scatterModeOptional);
+    return acl__fail(
+        ACLNN_ERR_PARAM_INVALID, OP,
+        "scatterMode \"%s\" is not NULL, \"None\", \"Nct\", \"Alibi\", \"Rope\" "
+        "or \"Omni\"",
+        scatterModeOptional);
   }
   for (int i = CLENS; i < NT; i++)
     if (in[i])
@@ -129,19 +151,24 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
   for (int k = 0; k < 3; k++) {
     const aclTensor *t = in[same_dt[k]];
     if (t && t->dtype != dt)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s dtype %d differs from key dtype %d",
-                       NAMES[same_dt[k]], (int)t->dtype, (int)dt);
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s dtype %d differs from key dtype %d", NAMES[same_dt[k]],
+                       (int)t->dtype, (int)dt);
   }
   if (slotMapping->dtype != ACL_INT32 && slotMapping->dtype != ACL_INT64)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "slotMapping dtype %d is not INT32 or INT64",
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "slotMapping dtype %d is not INT32 or INT64",
                      (int)slotMapping->dtype);
   /* 4. ranks (561002 for key/value, as CANN) and formats */
   if (key->view_rank != 3)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "key has %llu dims, must have 3 (4-D keys are compressed caches, not on an "
-                     "Atlas A2)", (unsigned long long)key->view_rank);
+    return acl__fail(
+        ACLNN_ERR_INNER_TILING_ERROR, OP,
+        "key has %llu dims, must have 3 (4-D keys are compressed caches, not on an "
+        "Atlas A2)",
+        (unsigned long long)key->view_rank);
   if (value && value->view_rank != 0 && value->view_rank != 3)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "value has %llu dims, must have 0 or 3",
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "value has %llu dims, must have 0 or 3",
                      (unsigned long long)value->view_rank);
   const aclTensor *caches[2] = {keyCacheRef, has_vc ? valueCacheRef : NULL};
   for (int k = 0; k < 2; k++) {
@@ -155,10 +182,12 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                   (a.layout == LLMK_KV_NZ && c->format == ACL_FORMAT_FRACTAL_NZ);
     if (!fmt_ok)
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: format %d is not %s", name,
-                       (int)c->format, a.layout == LLMK_KV_NZ ? "FRACTAL_NZ or ND" : "ND");
+                       (int)c->format,
+                       a.layout == LLMK_KV_NZ ? "FRACTAL_NZ or ND" : "ND");
     if (a.layout == LLMK_KV_NZ && c->view_dims[2] >= 65535)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: PA_NZ blockSize %lld must be < 65535",
-                       name, (long long)c->view_dims[2]);
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s: PA_NZ blockSize %lld must be < 65535", name,
+                       (long long)c->view_dims[2]);
   }
   const int nd_only[] = {KEY, SLOT, VAL};
   for (int k = 0; k < 3; k++) {
@@ -168,7 +197,8 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                        NAMES[nd_only[k]], (int)t->format);
   }
   if (slotMapping->view_rank != 1)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "slotMapping has %llu dims, must have 1",
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "slotMapping has %llu dims, must have 1",
                      (unsigned long long)slotMapping->view_rank);
   if (has_v && (value->view_dims[0] != key->view_dims[0] ||
                 value->view_dims[1] != key->view_dims[1]))
@@ -178,8 +208,9 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                      (long long)key->view_dims[0], (long long)key->view_dims[1]);
   /* 5. the views the native op sees: Nct re-strides key/value, NHSD permutes caches */
   aclTensor kv[2], cv[2];
-  const aclTensor *t[NT] = {key, keyCacheRef, slotMapping, has_v ? value : NULL,
-                            has_vc ? valueCacheRef : NULL, NULL, NULL, NULL};
+  const aclTensor *t[NT] = {
+      key,  keyCacheRef, slotMapping, has_v ? value : NULL, has_vc ? valueCacheRef : NULL,
+      NULL, NULL,        NULL};
   if (nct) {
     aclnnStatus st = nct_view(key, stridesOptional, offsetsOptional, 0, &kv[0]);
     if (!st && has_v) st = nct_view(value, stridesOptional, offsetsOptional, 1, &kv[1]);

@@ -9,7 +9,9 @@
 #include "dispatch/dispatch.h"
 #include "kernels/advance_step/advance_step.h"
 
-static bool contiguous(const llmk__iview *v, int64_t n) { return v->s0 == 1 || n <= 1; }
+static bool contiguous(const llmk__iview *v, int64_t n) {
+  return v->s0 == 1 || n <= 1;
+}
 
 static bool takes(const llmk__advance_step_args *a) {
   int64_t n = a->num_queries;
@@ -30,19 +32,24 @@ static inline __m512i load8(const llmk__iview *v, int64_t i, __mmask8 m) {
     return m == 0xff ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi64(m, p);
   }
   const int32_t *p = (const int32_t *)(const void *)v->data + i;
-  return _mm512_cvtepi32_epi64(m == 0xff ? _mm256_loadu_si256((const __m256i *)(const void *)p)
-                                         : _mm256_maskz_loadu_epi32(m, p));
+  return _mm512_cvtepi32_epi64(m == 0xff
+                                   ? _mm256_loadu_si256((const __m256i *)(const void *)p)
+                                   : _mm256_maskz_loadu_epi32(m, p));
 }
 
 static inline void store8(const llmk__iview *v, int64_t i, __mmask8 m, __m512i x) {
   if (v->is64) {
     int64_t *p = (int64_t *)(void *)v->data + i;
-    if (m == 0xff) _mm512_storeu_si512(p, x);
-    else _mm512_mask_storeu_epi64(p, m, x);
+    if (m == 0xff)
+      _mm512_storeu_si512(p, x);
+    else
+      _mm512_mask_storeu_epi64(p, m, x);
   } else {
     int32_t *p = (int32_t *)(void *)v->data + i;
-    if (m == 0xff) _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi64_epi32(x));
-    else _mm256_mask_storeu_epi32(p, m, _mm512_cvtepi64_epi32(x));
+    if (m == 0xff)
+      _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi64_epi32(x));
+    else
+      _mm256_mask_storeu_epi32(p, m, _mm512_cvtepi64_epi32(x));
   }
 }
 
@@ -61,15 +68,18 @@ static inline chunk load_chunk(const llmk__advance_step_args *a, int64_t q, __mm
     c.b = _mm512_srlv_epi64(c.pos, _mm512_set1_epi64(a->div.shift));
   } else {
     /* exact: pos < 2^31 in every lane that counts */
-    __m512d quo = _mm512_div_pd(_mm512_cvtepi64_pd(c.pos), _mm512_set1_pd((double)a->block_size));
-    c.b = _mm512_cvttpd_epi64(_mm512_roundscale_pd(quo, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    __m512d quo =
+        _mm512_div_pd(_mm512_cvtepi64_pd(c.pos), _mm512_set1_pd((double)a->block_size));
+    c.b = _mm512_cvttpd_epi64(
+        _mm512_roundscale_pd(quo, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
   }
   ok &= _mm512_cmplt_epi64_mask(c.b, _mm512_set1_epi64(a->max_blocks));
   const llmk__iview *t = &a->block_tables;
-  __m512i rows = _mm512_add_epi64(_mm512_set1_epi64(q), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
-  __m512i idx = _mm512_add_epi64(_mm512_mullo_epi64(rows, _mm512_set1_epi64(t->s0)),
-                                 t->s1 == 1 ? c.b
-                                            : _mm512_mullo_epi64(c.b, _mm512_set1_epi64(t->s1)));
+  __m512i rows =
+      _mm512_add_epi64(_mm512_set1_epi64(q), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+  __m512i idx = _mm512_add_epi64(
+      _mm512_mullo_epi64(rows, _mm512_set1_epi64(t->s0)),
+      t->s1 == 1 ? c.b : _mm512_mullo_epi64(c.b, _mm512_set1_epi64(t->s1)));
   if (t->is64) {
     c.blk = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok, idx, t->data, 8);
     ok &= _mm512_cmple_epi64_mask(c.blk, _mm512_set1_epi64(INT32_MAX));
@@ -145,7 +155,8 @@ static llmk_status execute_avx512(const llmk__advance_step_args *a) {
     write_chunk(a, 0, n, slots, slow);
   } else { /* check everything first, then gather again while writing */
     for (int64_t q = 0; q < n; q += CHUNK_ROWS) {
-      llmk_status st = check_chunk(a, q, q + (n - q < CHUNK_ROWS ? n - q : CHUNK_ROWS), slots, slow);
+      llmk_status st =
+          check_chunk(a, q, q + (n - q < CHUNK_ROWS ? n - q : CHUNK_ROWS), slots, slow);
       if (st != LLMK_SUCCESS) return st;
     }
     for (int64_t q = 0; q < n; q += CHUNK_ROWS) {

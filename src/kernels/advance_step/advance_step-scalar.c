@@ -18,8 +18,8 @@ static llmk_status lookup_slot(const llmk__advance_step_args *a, int64_t row, in
   int64_t blk = llmk__iv_get(&a->block_tables, row, b);
   if (blk < 0)
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                       "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64 " is negative", row,
-                       b, blk);
+                       "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64 " is negative",
+                       row, b, blk);
   int64_t slot_value;
   if (__builtin_mul_overflow(blk, bs, &slot_value) ||
       __builtin_add_overflow(slot_value, pos - b * bs, &slot_value))
@@ -42,7 +42,8 @@ static LLMK__COLD llmk_status diagnose_row(const llmk__advance_step_args *a, int
   int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
   if (pos < 0 || pos == INT64_MAX)
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                       "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q, pos);
+                       "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q,
+                       pos);
   int64_t slot = 0;
   llmk_status st = lookup_slot(a, q, pos, "seq_lens", q, &slot);
   if (st != LLMK_SUCCESS) return st;
@@ -65,8 +66,8 @@ static inline bool row_ok(const llmk__advance_step_args *a, int64_t q) {
       __builtin_add_overflow(slot, pos - b * bs, &slot))
     return false;
   return llmk__iv_fits(&a->input_tokens, llmk__iv_get(&a->sampled, q, 0)) &&
-         llmk__iv_fits(&a->seq_lens, pos + 1) && llmk__iv_fits(&a->input_positions, pos) &&
-         llmk__iv_fits(&a->slot_mapping, slot);
+         llmk__iv_fits(&a->seq_lens, pos + 1) &&
+         llmk__iv_fits(&a->input_positions, pos) && llmk__iv_fits(&a->slot_mapping, slot);
 }
 
 llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *args, int64_t q0,
@@ -100,7 +101,8 @@ static llmk_status check_speculative(const llmk__advance_step_args *a) {
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                          "sampled_token_ids[%" PRId64 "][0] is -1: no accepted token", i);
     int64_t last = llmk__iv_get(&a->sampled, i, f - 1);
-    if (!llmk__iv_fits(&a->input_tokens, last)) return not_fit("input_tokens", i * T, last);
+    if (!llmk__iv_fits(&a->input_tokens, last))
+      return not_fit("input_tokens", i * T, last);
     for (int64_t s = 0; s < S; s++) {
       int64_t tok = llmk__iv_get(&a->spec_token, i, s);
       if (!llmk__iv_fits(&a->input_tokens, tok))
@@ -110,24 +112,25 @@ static llmk_status check_speculative(const llmk__advance_step_args *a) {
       int64_t k = i * T + j, old = llmk__iv_get(&a->input_positions, k, 0), pos;
       if (old < 0)
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                           "input_positions[%" PRId64 "]=%" PRId64 " is negative", k, old);
+                           "input_positions[%" PRId64 "]=%" PRId64 " is negative", k,
+                           old);
       if (__builtin_add_overflow(old, acc, &pos) || pos >= INT64_MAX - 1)
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                           "input_positions[%" PRId64 "]=%" PRId64 " + accepted_num[%" PRId64
-                           "]=%" PRId64 " + 1 overflows int64",
+                           "input_positions[%" PRId64 "]=%" PRId64
+                           " + accepted_num[%" PRId64 "]=%" PRId64 " + 1 overflows int64",
                            k, old, i, acc);
       pos += 1;
       int64_t slot = 0;
       llmk_status st = lookup_slot(a, i, pos, "input_positions", k, &slot);
       if (st != LLMK_SUCCESS) return st;
-      if (!llmk__iv_fits(&a->input_positions, pos)) return not_fit("input_positions", k, pos);
+      if (!llmk__iv_fits(&a->input_positions, pos))
+        return not_fit("input_positions", k, pos);
       if (!llmk__iv_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", k, pos + 1);
       if (!llmk__iv_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", k, slot);
     }
   }
   return LLMK_SUCCESS;
 }
-
 
 void llmk__advance_step_run_rows(const llmk__advance_step_args *args, int64_t q0,
                                  int64_t q1) {

@@ -71,8 +71,10 @@ static inline int64_t llmk__iv_get(const llmk__iview *v, int64_t i, int64_t j) {
 
 static inline void llmk__iv_set(const llmk__iview *v, int64_t i, int64_t value) {
   int64_t off = i * v->s0;
-  if (v->is64) ((int64_t *)(void *)v->data)[off] = value;
-  else ((int32_t *)(void *)v->data)[off] = (int32_t)value;
+  if (v->is64)
+    ((int64_t *)(void *)v->data)[off] = value;
+  else
+    ((int32_t *)(void *)v->data)[off] = (int32_t)value;
 }
 
 static inline bool llmk__iv_fits(const llmk__iview *v, int64_t value) {
@@ -84,7 +86,8 @@ static inline bool llmk__iv_fits(const llmk__iview *v, int64_t value) {
  * padding rows. */
 llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *a, int64_t q0,
                                           int64_t q1);
-void llmk__advance_step_run_rows(const llmk__advance_step_args *a, int64_t q0, int64_t q1);
+void llmk__advance_step_run_rows(const llmk__advance_step_args *a, int64_t q0,
+                                 int64_t q1);
 void llmk__advance_step_pad(const llmk__advance_step_args *a);
 
 #endif

@@ -1,9 +1,9 @@
 /* AVX2 kernels, bit-identical to the scalar ones. */
 #include <immintrin.h>
 
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 #include "kernels/common/exp-avx2.h"
 #include "kernels/convert/convert-elem.h"
-#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 static inline __m256i keys8(__m256i u) {
   const __m256i sign = _mm256_set1_epi32((int)0x80000000u);
@@ -34,15 +34,16 @@ static uint32_t keys_avx2(const float *x, size_t n, uint32_t *keys) {
   return max;
 }
 
-static uint32_t widen_keys_avx2(const void *src, llmk_dtype dt, float *row, uint32_t *keys,
-                                size_t n) {
+static uint32_t widen_keys_avx2(const void *src, llmk_dtype dt, float *row,
+                                uint32_t *keys, size_t n) {
   const uint16_t *h = src;
   __m256i vmax = _mm256_setzero_si256();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m128i v = _mm_loadu_si128((const void *)(h + i));
-    __m256 f = dt == LLMK_F16 ? _mm256_cvtph_ps(v)
-                              : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+    __m256 f = dt == LLMK_F16
+                   ? _mm256_cvtph_ps(v)
+                   : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
     __m256i k = keys8(_mm256_castps_si256(f));
     _mm256_storeu_ps(row + i, f);
     _mm256_storeu_si256((void *)(keys + i), k);
@@ -65,17 +66,22 @@ static uint32_t widen_keys_avx2(const void *src, llmk_dtype dt, float *row, uint
  * included, as unsigned) give 0, which makes each half two shifts and an or. */
 static inline void mass8(__m256 e, __m256i *lo, __m256i *hi) {
   __m256i b = _mm256_castps_si256(_mm256_mul_ps(e, _mm256_set1_ps(0x1p63f)));
-  __m256i m = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+  __m256i m = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)),
+                              _mm256_set1_epi32(0x800000));
   __m256i sh = _mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(127 + 23));
   __m256i c32 = _mm256_set1_epi32(32);
-  *lo = _mm256_or_si256(_mm256_sllv_epi32(m, sh), _mm256_srlv_epi32(m, _mm256_sub_epi32(_mm256_setzero_si256(), sh)));
-  *hi = _mm256_or_si256(_mm256_sllv_epi32(m, _mm256_sub_epi32(sh, c32)), _mm256_srlv_epi32(m, _mm256_sub_epi32(c32, sh)));
+  *lo =
+      _mm256_or_si256(_mm256_sllv_epi32(m, sh),
+                      _mm256_srlv_epi32(m, _mm256_sub_epi32(_mm256_setzero_si256(), sh)));
+  *hi = _mm256_or_si256(_mm256_sllv_epi32(m, _mm256_sub_epi32(sh, c32)),
+                        _mm256_srlv_epi32(m, _mm256_sub_epi32(c32, sh)));
 }
 
 /* sums of the 32-bit lanes of v into 4 x 64-bit accumulators */
 static inline __m256i add_halves(__m256i acc, __m256i v) {
   const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
-  return _mm256_add_epi64(acc, _mm256_add_epi64(_mm256_and_si256(v, low32), _mm256_srli_epi64(v, 32)));
+  return _mm256_add_epi64(
+      acc, _mm256_add_epi64(_mm256_and_si256(v, low32), _mm256_srli_epi64(v, 32)));
 }
 
 static inline __m256i live8(__m256i k, uint32_t min_key) {
@@ -90,8 +96,8 @@ static inline uint64_t hsum64(__m256i v) {
 }
 
 static void masses_avx2(const float *x, const uint32_t *keys, size_t n, float max,
-                        uint32_t min_key, float lo, float scale, uint64_t *mass, uint16_t *bins,
-                        uint64_t *total_lo, uint64_t *total_hi) {
+                        uint32_t min_key, float lo, float scale, uint64_t *mass,
+                        uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi) {
   __m256i tl = _mm256_setzero_si256(), th = _mm256_setzero_si256();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -108,11 +114,14 @@ static void masses_avx2(const float *x, const uint32_t *keys, size_t n, float ma
     tl = add_halves(tl, ml);
     th = add_halves(th, mh);
     if (bins) {
-      __m256 b = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(scale));
-      b = _mm256_min_ps(_mm256_max_ps(b, _mm256_setzero_ps()), _mm256_set1_ps((float)(LLMK__TKP_BINS - 1)));
+      __m256 b =
+          _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(scale));
+      b = _mm256_min_ps(_mm256_max_ps(b, _mm256_setzero_ps()),
+                        _mm256_set1_ps((float)(LLMK__TKP_BINS - 1)));
       __m256i d = _mm256_cvttps_epi32(b);
       d = _mm256_blendv_epi8(_mm256_set1_epi32(LLMK__TKP_BINS), d, live);
-      __m128i p = _mm_packus_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
+      __m128i p =
+          _mm_packus_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
       _mm_storeu_si128((void *)(bins + i), p);
     }
   }
@@ -571,7 +580,8 @@ static inline __attribute__((always_inline)) size_t sel_loop(
 static inline __attribute__((always_inline)) size_t sel_run(const void *src, void *dst,
                                                             size_t c0, size_t c1,
                                                             const sel_c *c, __m256i *acc,
-                                                            uint32_t *ev, const llmk_dtype dt) {
+                                                            uint32_t *ev,
+                                                            const llmk_dtype dt) {
   bool fl = c->fl && dt == LLMK_F32;
   switch (c->st) {
     case SEL_IN_PLACE:
@@ -618,8 +628,8 @@ static inline __attribute__((always_inline)) size_t select_t(
                                                  oidx, cap, &cnt);
   size_t nb = (n - i) & ~(size_t)15;
   sel_c c = sel_consts(t, hi, mode, dt);
-  kept += select_blocks(skip(src, dt, i), (char *)dst + i * esz, nb, &c, idx0 + (uint32_t)i,
-                        okey, oidx, cap, &cnt, dt);
+  kept += select_blocks(skip(src, dt, i), (char *)dst + i * esz, nb, &c,
+                        idx0 + (uint32_t)i, okey, oidx, cap, &cnt, dt);
   i += nb;
   size_t part, o = cnt < cap ? cnt : cap;
   kept += llmk__tkp_select_scalar(skip(src, dt, i), dt, n - i, t, hi,
@@ -716,7 +726,8 @@ static inline void mass_words8_big(__m256 e, uint64_t *w) {
 static inline void add_words16(uint64_t *tab, const uint64_t *w) {
   char *t = (char *)tab;
   for (int q = 0; q < 16; q++)
-    *(uint64_t *)(void *)(t + (q % 4) * LLMK__TKP_MB_STRIDE * 8 + (uint32_t)w[q]) += w[q] >> 32;
+    *(uint64_t *)(void *)(t + (q % 4) * LLMK__TKP_MB_STRIDE * 8 + (uint32_t)w[q]) +=
+        w[q] >> 32;
 }
 
 /* The mass loop over the blocks of 16 in [c0, c1) (see mass_bins_t); DENSE: every entry

@@ -1,8 +1,8 @@
 /* AVX-512 masses: the scalar exp_nonpos_fma and mass_of, operation for operation. */
 #include <immintrin.h>
 
-#include "kernels/common/exp-avx512.h"
 #include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
+#include "kernels/common/exp-avx512.h"
 
 static inline __m512i keys16(__m512 x) __attribute__((unused));
 static inline __m512i keys16(__m512 x) {
@@ -14,7 +14,8 @@ static inline __m512i keys16(__m512 x) {
   __mmask16 nzero = _mm512_cmpeq_epu32_mask(u, _mm512_set1_epi32((int)0x80000000u));
   __m512i pos = _mm512_or_si512(_mm512_mask_mov_epi32(u, nzero, _mm512_setzero_si512()),
                                 _mm512_set1_epi32((int)0x80000000u));
-  __m512i key = _mm512_mask_mov_epi32(pos, neg, _mm512_xor_si512(u, _mm512_set1_epi32(-1)));
+  __m512i key =
+      _mm512_mask_mov_epi32(pos, neg, _mm512_xor_si512(u, _mm512_set1_epi32(-1)));
   return _mm512_mask_mov_epi32(key, nan, _mm512_set1_epi32(-1));
 }
 
@@ -31,15 +32,20 @@ static void masses_avx512(const float *x, const uint32_t *keys, size_t n, float 
     __m512 e = llmk__avx512_exp_nonpos_fma(_mm512_sub_ps(v, _mm512_set1_ps(max)));
     e = _mm512_maskz_mov_ps(live, _mm512_mul_ps(e, _mm512_set1_ps(0x1p63f)));
     __m512i m0 = _mm512_cvttps_epu64(_mm512_castps512_ps256(e));
-    __m512i m1 = _mm512_cvttps_epu64(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+    __m512i m1 = _mm512_cvttps_epu64(
+        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
     _mm512_mask_storeu_epi64(mass + i, (__mmask8)m, m0);
     _mm512_mask_storeu_epi64(mass + i + 8, (__mmask8)(m >> 8), m1);
-    lo_acc = _mm512_add_epi64(lo_acc, _mm512_add_epi64(_mm512_and_si512(m0, low32), _mm512_and_si512(m1, low32)));
-    hi_acc = _mm512_add_epi64(hi_acc, _mm512_add_epi64(_mm512_srli_epi64(m0, 32), _mm512_srli_epi64(m1, 32)));
+    lo_acc = _mm512_add_epi64(lo_acc, _mm512_add_epi64(_mm512_and_si512(m0, low32),
+                                                       _mm512_and_si512(m1, low32)));
+    hi_acc = _mm512_add_epi64(
+        hi_acc, _mm512_add_epi64(_mm512_srli_epi64(m0, 32), _mm512_srli_epi64(m1, 32)));
     if (bins) {
-      __m512 b = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(scale));
+      __m512 b =
+          _mm512_mul_ps(_mm512_sub_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(scale));
       __mmask16 pos = _mm512_cmp_ps_mask(b, _mm512_setzero_ps(), _CMP_GE_OQ);
-      __m512i d = _mm512_maskz_mov_epi32(pos, _mm512_cvttps_epu32(_mm512_maskz_mov_ps(pos, b)));
+      __m512i d =
+          _mm512_maskz_mov_epi32(pos, _mm512_cvttps_epu32(_mm512_maskz_mov_ps(pos, b)));
       d = _mm512_min_epu32(d, _mm512_set1_epi32(LLMK__TKP_BINS - 1));
       d = _mm512_mask_mov_epi32(_mm512_set1_epi32(LLMK__TKP_BINS), live, d);
       _mm256_mask_storeu_epi16(bins + i, m, _mm512_cvtepi32_epi16(d));
@@ -60,8 +66,9 @@ static uint32_t keys_avx512(const float *x, size_t n, uint32_t *keys) {
   return _mm512_reduce_max_epu32(mx);
 }
 
-static size_t gather_bin_avx512(const uint16_t *bins, const float *x, const uint32_t *keys,
-                                size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap) {
+static size_t gather_bin_avx512(const uint16_t *bins, const float *x,
+                                const uint32_t *keys, size_t n, uint16_t bin, float *ox,
+                                uint32_t *ok, size_t cap) {
   size_t c = 0, i = 0;
   const __m512i vb = _mm512_set1_epi16((short)bin);
   for (; i + 32 <= n; i += 32) {

@@ -1,9 +1,9 @@
-#include "kernels/convert/convert-elem.h"
 #include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
+#include "kernels/convert/convert-elem.h"
 
 void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
-                          uint32_t min_key, float lo, float scale, uint64_t *mass,
-                          uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi) {
+                             uint32_t min_key, float lo, float scale, uint64_t *mass,
+                             uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi) {
   uint64_t tl = 0, th = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t m = 0;

@@ -38,7 +38,9 @@ static inline float llmk__value_of_key(uint32_t key) {
 
 /* Probability mass in 1/2^63 units: e in [0, 1] -> [0, 2^63]; sums in 128 bits are
  * exact, so every order of summation gives the same total. */
-static inline uint64_t llmk__mass_of(float e) { return (uint64_t)(e * 0x1p63f); }
+static inline uint64_t llmk__mass_of(float e) {
+  return (uint64_t)(e * 0x1p63f);
+}
 
 #define LLMK__TKP_BINS 2048
 
@@ -125,7 +127,8 @@ typedef struct llmk__tkp_kernels {
    * pass; returns the largest key. NULL: the op widens, then calls keys. */
   uint32_t (*widen_keys)(const void *src, llmk_dtype dt, float *row, uint32_t *keys,
                          size_t n);
-  /* the entries with bins[i] == bin, in order, into (ox, ok) up to cap; returns how many */
+  /* the entries with bins[i] == bin, in order, into (ox, ok) up to cap; returns how many
+   */
   size_t (*gather_bin)(const uint16_t *bins, const float *x, const uint32_t *keys,
                        size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
   /* For n contiguous f32 values x: e = exp(x - max) for entries with key >= min_key,
@@ -134,9 +137,9 @@ typedef struct llmk__tkp_kernels {
    * (0 for entries below min_key). With bins != NULL, also the value bin of each entry,
    * min(max(floor((x - lo) * scale), 0), LLMK__TKP_BINS - 1), or LLMK__TKP_BINS for an
    * entry below min_key. */
-  void (*masses)(const float *x, const uint32_t *keys, size_t n, float max, uint32_t min_key,
-                 float lo, float scale, uint64_t *mass, uint16_t *bins, uint64_t *total_lo,
-                 uint64_t *total_hi);
+  void (*masses)(const float *x, const uint32_t *keys, size_t n, float max,
+                 uint32_t min_key, float lo, float scale, uint64_t *mass, uint16_t *bins,
+                 uint64_t *total_lo, uint64_t *total_hi);
   /* the largest key of src[0..n) (0 for n == 0); with min, *min = the smallest value
    * (+inf for n == 0; not meaningful when src holds a NaN) */
   uint32_t (*max_key)(const void *src, llmk_dtype dt, size_t n, float *min);
@@ -176,8 +179,9 @@ extern const llmk__tkp_kernels llmk__tkp_kernels_avx2;
 void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
                              uint32_t min_key, float lo, float scale, uint64_t *mass,
                              uint16_t *bins, uint64_t *total_lo, uint64_t *total_hi);
-size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x, const uint32_t *keys,
-                                   size_t n, uint16_t bin, float *ox, uint32_t *ok, size_t cap);
+size_t llmk__tkp_gather_bin_scalar(const uint16_t *bins, const float *x,
+                                   const uint32_t *keys, size_t n, uint16_t bin,
+                                   float *ox, uint32_t *ok, size_t cap);
 uint32_t llmk__tkp_max_key_scalar(const void *src, llmk_dtype dt, size_t n, float *min);
 size_t llmk__tkp_gather_scalar(const void *src, llmk_dtype dt, size_t n, uint32_t lo,
                                uint32_t hi, uint32_t idx0, uint32_t *okey, uint32_t *oidx,

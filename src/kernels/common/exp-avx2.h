@@ -49,8 +49,10 @@ static inline __m256 llmk__avx2_exp_scale(__m256 p, __m256 n, __m256 x) {
   __m256i ni = _mm256_cvttps_epi32(_mm256_and_ps(valid, n));
   __m256i n1 = _mm256_max_epi32(ni, _mm256_set1_epi32(-100));
   __m256i n2 = _mm256_sub_epi32(ni, n1);
-  __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
-  __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+  __m256 s1 = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+  __m256 s2 = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
   return _mm256_and_ps(valid, _mm256_mul_ps(_mm256_mul_ps(p, s1), s2));
 }
 
@@ -87,10 +89,12 @@ static inline __m256 llmk__avx2_silu(__m256 y) {
   return _mm256_blendv_ps(r, sign, ninf);
 }
 
-/* llmk__avx2_silu on G vectors at once, step by step across them, so that the out-of-order
- * window sees G independent chains (the exp is one long dependent chain per vector). */
+/* llmk__avx2_silu on G vectors at once, step by step across them, so that the
+ * out-of-order window sees G independent chains (the exp is one long dependent chain per
+ * vector). */
 #define LLMK__EACH _Pragma("GCC unroll 8") for (int g = 0; g < G; g++)
-static inline __attribute__((always_inline)) void llmk__avx2_silu_n(__m256 *y, const int G) {
+static inline __attribute__((always_inline)) void llmk__avx2_silu_n(__m256 *y,
+                                                                    const int G) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 x[8], valid[8], n[8], r[8], p[8], z[8];
   LLMK__EACH x[g] = _mm256_or_ps(_mm256_andnot_ps(sign, y[g]), sign);
@@ -98,8 +102,10 @@ static inline __attribute__((always_inline)) void llmk__avx2_silu_n(__m256 *y, c
   LLMK__EACH n[g] = _mm256_mul_ps(x[g], _mm256_set1_ps(LLMK__EXP_LOG2E));
   LLMK__EACH n[g] = _mm256_sub_ps(_mm256_add_ps(n[g], _mm256_set1_ps(LLMK__EXP_MAGIC)),
                                   _mm256_set1_ps(LLMK__EXP_MAGIC));
-  LLMK__EACH r[g] = _mm256_sub_ps(x[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C1)));
-  LLMK__EACH r[g] = _mm256_sub_ps(r[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C2)));
+  LLMK__EACH r[g] =
+      _mm256_sub_ps(x[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C1)));
+  LLMK__EACH r[g] =
+      _mm256_sub_ps(r[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C2)));
   LLMK__EACH p[g] = _mm256_set1_ps(LLMK__EXP_P0);
   LLMK__EACH p[g] =
       _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(LLMK__EXP_P1));
@@ -118,8 +124,10 @@ static inline __attribute__((always_inline)) void llmk__avx2_silu_n(__m256 *y, c
     __m256i ni = _mm256_cvttps_epi32(_mm256_and_ps(valid[g], n[g]));
     __m256i n1 = _mm256_max_epi32(ni, _mm256_set1_epi32(-100));
     __m256i n2 = _mm256_sub_epi32(ni, n1);
-    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
-    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    __m256 s1 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+    __m256 s2 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
     z[g] = _mm256_and_ps(valid[g], _mm256_mul_ps(_mm256_mul_ps(p[g], s1), s2)); /* t */
   }
   LLMK__EACH {

@@ -44,8 +44,10 @@ static inline __attribute__((always_inline)) __m512 llmk__avx512_exp(__m512 x,
   __m512i ni = _mm512_cvttps_epi32(_mm512_maskz_mov_ps(valid, n));
   __m512i n1 = _mm512_max_epi32(ni, _mm512_set1_epi32(-100));
   __m512i n2 = _mm512_sub_epi32(ni, n1);
-  __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, _mm512_set1_epi32(127)), 23));
-  __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, _mm512_set1_epi32(127)), 23));
+  __m512 s1 = _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_add_epi32(n1, _mm512_set1_epi32(127)), 23));
+  __m512 s2 = _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_add_epi32(n2, _mm512_set1_epi32(127)), 23));
   return _mm512_maskz_mov_ps(valid, _mm512_mul_ps(_mm512_mul_ps(p, s1), s2));
 }
 
@@ -57,7 +59,8 @@ static inline __m512 llmk__avx512_exp_nonpos_fma(__m512 x) {
 }
 
 static inline __m512 llmk__avx512_silu(__m512 y) {
-  __m512 t = llmk__avx512_exp_nonpos(_mm512_or_ps(_mm512_abs_ps(y), _mm512_set1_ps(-0.0f)));
+  __m512 t =
+      llmk__avx512_exp_nonpos(_mm512_or_ps(_mm512_abs_ps(y), _mm512_set1_ps(-0.0f)));
   __mmask16 neg = _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NGE_UQ);
   __m512 num = _mm512_mask_mul_ps(y, neg, y, t);
   __m512 r = _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), t));

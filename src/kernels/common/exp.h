@@ -13,7 +13,7 @@
 #define LLMK__EXP_LOG2E 1.44269504088896341f
 #define LLMK__EXP_C1 0.693359375f
 #define LLMK__EXP_C2 -2.12194440e-4f
-#define LLMK__EXP_MAGIC 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+#define LLMK__EXP_MAGIC 12582912.0f   /* 1.5 * 2^23: adding it rounds to an integer */
 #define LLMK__EXP_P0 1.9875691500e-4f /* the polynomial, highest degree first */
 #define LLMK__EXP_P1 1.3981999507e-3f
 #define LLMK__EXP_P2 8.3334519073e-3f

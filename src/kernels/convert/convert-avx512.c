@@ -1,6 +1,7 @@
 /* AVX-512 (F, BW, VL, DQ) conversion kernels; tails use masked loads and stores. */
-#include "dispatch/dispatch.h"
 #include "kernels/convert/convert-avx512.h"
+
+#include "dispatch/dispatch.h"
 
 static void f16_f32_avx512(float *dst, const void *src, size_t n) {
   const uint16_t *s = src;
@@ -36,7 +37,8 @@ static void e4m3_f32_avx512(float *dst, const void *src, size_t n) {
   const uint8_t *s = src;
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = llmk__mask16(n - i);
-    _mm512_mask_storeu_ps(dst + i, m, llmk__avx512_e4m3_to_f32(_mm_maskz_loadu_epi8(m, s + i)));
+    _mm512_mask_storeu_ps(dst + i, m,
+                          llmk__avx512_e4m3_to_f32(_mm_maskz_loadu_epi8(m, s + i)));
   }
 }
 
@@ -44,7 +46,8 @@ static void e5m2_f32_avx512(float *dst, const void *src, size_t n) {
   const uint8_t *s = src;
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = llmk__mask16(n - i);
-    _mm512_mask_storeu_ps(dst + i, m, llmk__avx512_e5m2_to_f32(_mm_maskz_loadu_epi8(m, s + i)));
+    _mm512_mask_storeu_ps(dst + i, m,
+                          llmk__avx512_e5m2_to_f32(_mm_maskz_loadu_epi8(m, s + i)));
   }
 }
 
@@ -52,7 +55,8 @@ static void f32_e4m3_avx512(void *dst, const float *src, size_t n) {
   uint8_t *d = dst;
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = llmk__mask16(n - i);
-    _mm_mask_storeu_epi8(d + i, m, llmk__avx512_f32_to_fp8(_mm512_maskz_loadu_ps(m, src + i), false));
+    _mm_mask_storeu_epi8(
+        d + i, m, llmk__avx512_f32_to_fp8(_mm512_maskz_loadu_ps(m, src + i), false));
   }
 }
 
@@ -60,7 +64,8 @@ static void f32_e5m2_avx512(void *dst, const float *src, size_t n) {
   uint8_t *d = dst;
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = llmk__mask16(n - i);
-    _mm_mask_storeu_epi8(d + i, m, llmk__avx512_f32_to_fp8(_mm512_maskz_loadu_ps(m, src + i), true));
+    _mm_mask_storeu_epi8(
+        d + i, m, llmk__avx512_f32_to_fp8(_mm512_maskz_loadu_ps(m, src + i), true));
   }
 }
 

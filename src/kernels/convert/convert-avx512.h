@@ -20,8 +20,8 @@ static inline __m512 llmk__avx512_bf16_to_f32(__m256i h) {
 
 static inline __m256i llmk__avx512_f32_to_bf16(__m512 x) {
   __m512i u = _mm512_castps_si512(x);
-  __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                          _mm512_set1_epi32(0x7f800000));
+  __mmask16 nan = _mm512_cmpgt_epi32_mask(
+      _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
   __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb);
   r = _mm512_srli_epi32(r, 16);
@@ -35,9 +35,11 @@ static inline __m512 llmk__avx512_e4m3_to_f32(__m128i bytes) {
   __m512i mag = _mm512_and_si512(v, m7f);
   __m512i sign = _mm512_slli_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0x80)), 24);
   __m512i r = _mm512_slli_epi32(_mm512_add_epi32(mag, _mm512_set1_epi32(120 << 3)), 20);
-  __m512i sub = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(mag), _mm512_set1_ps(0x1p-9f)));
+  __m512i sub = _mm512_castps_si512(
+      _mm512_mul_ps(_mm512_cvtepi32_ps(mag), _mm512_set1_ps(0x1p-9f)));
   r = _mm512_mask_mov_epi32(r, _mm512_cmplt_epi32_mask(mag, _mm512_set1_epi32(8)), sub);
-  r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(mag, m7f), _mm512_set1_epi32(0x7fc00000));
+  r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(mag, m7f),
+                            _mm512_set1_epi32(0x7fc00000));
   return _mm512_castsi512_ps(_mm512_or_si512(r, sign));
 }
 
@@ -49,13 +51,15 @@ static inline __m512 llmk__avx512_e5m2_to_f32(__m128i bytes) {
  * scaled round-to-even for target subnormals, then saturation and NaN. */
 static inline __m128i llmk__avx512_f32_to_fp8(__m512 xf, bool e5m2) {
   const int shift = e5m2 ? 21 : 20;
-  const int normal_min = e5m2 ? 0x38800000 : 0x3c800000, sat_min = e5m2 ? 0x47600000 : 0x43e00000;
+  const int normal_min = e5m2 ? 0x38800000 : 0x3c800000,
+            sat_min = e5m2 ? 0x47600000 : 0x43e00000;
   const int sat_code = e5m2 ? 0x7b : 0x7e, exp_adj = e5m2 ? 112 << 2 : 120 << 3;
   const float sub_scale = e5m2 ? 0x1p16f : 0x1p9f;
   __m512i x = _mm512_castps_si512(xf);
   __m512i u = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
   __m512i sign = _mm512_and_si512(_mm512_srli_epi32(x, 24), _mm512_set1_epi32(0x80));
-  __m512i lsb = _mm512_and_si512(_mm512_srlv_epi32(u, _mm512_set1_epi32(shift)), _mm512_set1_epi32(1));
+  __m512i lsb = _mm512_and_si512(_mm512_srlv_epi32(u, _mm512_set1_epi32(shift)),
+                                 _mm512_set1_epi32(1));
   __m512i r = _mm512_add_epi32(u, _mm512_set1_epi32((1 << (shift - 1)) - 1));
   r = _mm512_srlv_epi32(_mm512_add_epi32(r, lsb), _mm512_set1_epi32(shift));
   r = _mm512_sub_epi32(r, _mm512_set1_epi32(exp_adj));
@@ -69,7 +73,8 @@ static inline __m128i llmk__avx512_f32_to_fp8(__m512 xf, bool e5m2) {
                                             _mm512_and_si512(_mm512_srli_epi32(u, 21),
                                                              _mm512_set1_epi32(1)))
                           : _mm512_set1_epi32(0x7f);
-  r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epi32_mask(u, _mm512_set1_epi32(0x7f800000)), nan_code);
+  r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epi32_mask(u, _mm512_set1_epi32(0x7f800000)),
+                            nan_code);
   return _mm512_cvtepi32_epi8(_mm512_or_si512(r, sign));
 }
 
@@ -81,11 +86,15 @@ static inline __m512 llmk__avx512_load_f32(const void *src, llmk_dtype dt, __mma
 }
 
 /* Up to 16 f32 values rounded to f32, f16 or bf16 (masked store). */
-static inline void llmk__avx512_store_f32(void *dst, llmk_dtype dt, __mmask16 m, __m512 x) {
-  if (dt == LLMK_F32) _mm512_mask_storeu_ps(dst, m, x);
+static inline void llmk__avx512_store_f32(void *dst, llmk_dtype dt, __mmask16 m,
+                                          __m512 x) {
+  if (dt == LLMK_F32)
+    _mm512_mask_storeu_ps(dst, m, x);
   else if (dt == LLMK_F16)
-    _mm256_mask_storeu_epi16(dst, m, _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  else _mm256_mask_storeu_epi16(dst, m, llmk__avx512_f32_to_bf16(x));
+    _mm256_mask_storeu_epi16(
+        dst, m, _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  else
+    _mm256_mask_storeu_epi16(dst, m, llmk__avx512_f32_to_bf16(x));
 }
 
 #endif

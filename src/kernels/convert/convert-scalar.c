@@ -1,15 +1,16 @@
-#include "dispatch/dispatch.h"
 #include "kernels/convert/convert-scalar.h"
 
-#define LLMK__CVT_TO_F32(name, T, fn)                              \
-  static void name(float *dst, const void *src, size_t n) {        \
-    const T *s = src;                                              \
-    for (size_t i = 0; i < n; i++) dst[i] = fn(s[i]);              \
+#include "dispatch/dispatch.h"
+
+#define LLMK__CVT_TO_F32(name, T, fn)                       \
+  static void name(float *dst, const void *src, size_t n) { \
+    const T *s = src;                                       \
+    for (size_t i = 0; i < n; i++) dst[i] = fn(s[i]);       \
   }
-#define LLMK__CVT_FROM_F32(name, T, fn)                            \
-  static void name(void *dst, const float *src, size_t n) {        \
-    T *d = dst;                                                    \
-    for (size_t i = 0; i < n; i++) d[i] = fn(src[i]);              \
+#define LLMK__CVT_FROM_F32(name, T, fn)                     \
+  static void name(void *dst, const float *src, size_t n) { \
+    T *d = dst;                                             \
+    for (size_t i = 0; i < n; i++) d[i] = fn(src[i]);       \
   }
 
 LLMK__CVT_TO_F32(f16_f32_scalar, uint16_t, llmk__f16_to_f32)

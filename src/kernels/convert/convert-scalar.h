@@ -37,9 +37,9 @@ static inline float llmk__f16_to_f32(uint16_t h) {
  * magnitude code; a result beyond the largest exponent is returned as is (the
  * caller saturates or makes it infinity). */
 static inline uint32_t llmk__round_magnitude(uint32_t u, int mbits, int bias) {
-  int exp = (int)(u >> 23);     /* biased f32 exponent, 0..254 */
-  int e = exp - 127;            /* unbiased */
-  if (e >= 1 - bias) {          /* normal in the target */
+  int exp = (int)(u >> 23); /* biased f32 exponent, 0..254 */
+  int e = exp - 127;        /* unbiased */
+  if (e >= 1 - bias) {      /* normal in the target */
     int shift = 23 - mbits;
     uint32_t r = u + ((1u << (shift - 1)) - 1) + ((u >> shift) & 1);
     return (r >> shift) - ((uint32_t)(127 - bias) << mbits);
@@ -65,7 +65,9 @@ static inline uint16_t llmk__f32_to_f16(float f) {
   return (uint16_t)(sign | code);
 }
 
-static inline float llmk__bf16_to_f32(uint16_t b) { return llmk__bits_f32((uint32_t)b << 16); }
+static inline float llmk__bf16_to_f32(uint16_t b) {
+  return llmk__bits_f32((uint32_t)b << 16);
+}
 
 static inline uint16_t llmk__f32_to_bf16(float f) {
   uint32_t u = llmk__f32_bits(f);
@@ -91,7 +93,9 @@ static inline uint8_t llmk__f32_to_e4m3(float f) {
   return (uint8_t)(sign | (code > 0x7e ? 0x7e : code));
 }
 
-static inline float llmk__e5m2_to_f32(uint8_t v) { return llmk__f16_to_f32((uint16_t)(v << 8)); }
+static inline float llmk__e5m2_to_f32(uint8_t v) {
+  return llmk__f16_to_f32((uint16_t)(v << 8));
+}
 
 static inline uint8_t llmk__f32_to_e5m2(float f) {
   uint32_t u = llmk__f32_bits(f);

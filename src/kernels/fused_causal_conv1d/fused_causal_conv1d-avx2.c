@@ -1,8 +1,8 @@
 /* AVX2: llmk__conv1d_cols on groups of G x 8 channels, operation for operation; the
  * window and the taps stay in registers while the tokens stream by. */
-#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 #include "kernels/common/exp-avx2.h"
 #include "kernels/convert/convert-avx2.h"
+#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -12,7 +12,8 @@ INLINE __m256i bf16_round(__m256 x) {
   __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
                                    _mm256_set1_epi32(0x7f800000));
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  __m256i r = _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
   __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
   return _mm256_blendv_epi8(r, q, nan);
 }
@@ -21,7 +22,8 @@ INLINE __m256i bf16_round(__m256 x) {
 INLINE __m256i bf16_round_no_nan(__m256 x) {
   __m256i u = _mm256_castps_si256(x);
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  return _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
 }
 
 INLINE void store_bf16x2(void *dst, __m256 a, __m256 b) {
@@ -33,22 +35,20 @@ INLINE void store_bf16x2(void *dst, __m256 a, __m256 b) {
   _mm256_storeu_si256(dst, _mm256_permute4x64_epi64(p, 0xd8));
 }
 
-INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1, const int K,
-                  const int G, const llmk_dtype dt, const bool plain) {
+INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1,
+                  const int K, const int G, const llmk_dtype dt, const bool plain) {
   const size_t esz = dt == LLMK_F32 ? 4 : 2;
   const bool silu = !plain && (a->flags & LLMK__CONV_SILU);
   const bool resid = !plain && (a->flags & LLMK__CONV_RESID);
   const float *bias = plain ? NULL : a->bias;
   __m256 w[4][4], b[4], h[3][4];
-  _Pragma("GCC unroll 4")
-  for (int g = 0; g < G; g++) {
-    _Pragma("GCC unroll 4")
-    for (int k = 0; k < K; k++) w[k][g] = _mm256_loadu_ps(a->w + (size_t)k * a->wstride + c + 8 * g);
+  _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
+    _Pragma("GCC unroll 4") for (int k = 0; k < K; k++) w[k][g] =
+        _mm256_loadu_ps(a->w + (size_t)k * a->wstride + c + 8 * g);
     b[g] = bias ? _mm256_loadu_ps(bias + c + 8 * g) : _mm256_setzero_ps();
-    _Pragma("GCC unroll 4")
-    for (int r = 0; r < K - 1; r++)
-      h[r][g] = i0 == 0 ? llmk__avx2_load_f32(a->hist + r * a->hstride + (c + 8 * g) * esz, dt)
-                        : _mm256_loadu_ps(a->wbuf + (size_t)r * a->n + c + 8 * g);
+    _Pragma("GCC unroll 4") for (int r = 0; r < K - 1; r++) h[r][g] =
+        i0 == 0 ? llmk__avx2_load_f32(a->hist + r * a->hstride + (c + 8 * g) * esz, dt)
+                : _mm256_loadu_ps(a->wbuf + (size_t)r * a->n + c + 8 * g);
   }
   char *const x0 = a->x + c * esz;
   const ptrdiff_t xs = a->xstride;
@@ -56,39 +56,35 @@ INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1, c
   for (int64_t i = i0; i < i1; i++) {
     char *row = x0 + i * xs;
     __m256 y[4], xv[4];
-    _Pragma("GCC unroll 4")
-    for (int g = 0; g < G; g++) {
+    _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
       __m256 xi = llmk__avx2_load_f32(row + 8 * g * esz, dt);
       __m256 acc = _mm256_mul_ps(w[0][g], h[0][g]);
-      _Pragma("GCC unroll 4")
-      for (int k = 1; k < K - 1; k++) acc = _mm256_add_ps(acc, _mm256_mul_ps(w[k][g], h[k][g]));
+      _Pragma("GCC unroll 4") for (int k = 1; k < K - 1; k++) acc =
+          _mm256_add_ps(acc, _mm256_mul_ps(w[k][g], h[k][g]));
       acc = _mm256_add_ps(acc, _mm256_mul_ps(w[K - 1][g], xi));
       if (bias) acc = _mm256_add_ps(acc, b[g]);
       y[g] = acc;
       xv[g] = xi;
-      _Pragma("GCC unroll 4")
-      for (int k = 0; k + 2 < K; k++) h[k][g] = h[k + 1][g];
+      _Pragma("GCC unroll 4") for (int k = 0; k + 2 < K; k++) h[k][g] = h[k + 1][g];
       h[K - 2][g] = xi;
     }
     if (silu) llmk__avx2_silu_n(y, G);
-    _Pragma("GCC unroll 4")
-    for (int g = 0; g < G; g++) {
+    _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
       if (!plain && i < reset) y[g] = _mm256_setzero_ps();
       if (resid) y[g] = _mm256_add_ps(xv[g], y[g]);
     }
     if (dt == LLMK_BF16 && G % 2 == 0) {
-      _Pragma("GCC unroll 4")
-      for (int g = 0; g < G; g += 2) store_bf16x2(row + 8 * g * esz, y[g], y[g + 1]);
+      _Pragma("GCC unroll 4") for (int g = 0; g < G; g += 2)
+          store_bf16x2(row + 8 * g * esz, y[g], y[g + 1]);
     } else {
-      _Pragma("GCC unroll 4")
-      for (int g = 0; g < G; g++) llmk__avx2_store_f32(row + 8 * g * esz, dt, y[g]);
+      _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
+          llmk__avx2_store_f32(row + 8 * g * esz, dt, y[g]);
     }
   }
   if (i1 < a->L)
-    _Pragma("GCC unroll 4")
-    for (int g = 0; g < G; g++)
-      _Pragma("GCC unroll 4")
-      for (int r = 0; r < K - 1; r++) _mm256_storeu_ps(a->wbuf + (size_t)r * a->n + c + 8 * g, h[r][g]);
+    _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
+        _Pragma("GCC unroll 4") for (int r = 0; r < K - 1; r++)
+            _mm256_storeu_ps(a->wbuf + (size_t)r * a->n + c + 8 * g, h[r][g]);
 }
 
 INLINE void seq_k_dt(const llmk__conv1d_seq *a, const int K, const llmk_dtype dt) {
@@ -107,20 +103,27 @@ INLINE void seq_k_dt(const llmk__conv1d_seq *a, const int K, const llmk_dtype dt
   }
 }
 
-#define SEQ_K(K)                                                   \
-  static void seq_##K(const llmk__conv1d_seq *a) {                 \
-    if (a->dt == LLMK_BF16) seq_k_dt(a, K, LLMK_BF16);             \
-    else if (a->dt == LLMK_F16) seq_k_dt(a, K, LLMK_F16);          \
-    else seq_k_dt(a, K, LLMK_F32);                                 \
+#define SEQ_K(K)                                   \
+  static void seq_##K(const llmk__conv1d_seq *a) { \
+    if (a->dt == LLMK_BF16)                        \
+      seq_k_dt(a, K, LLMK_BF16);                   \
+    else if (a->dt == LLMK_F16)                    \
+      seq_k_dt(a, K, LLMK_F16);                    \
+    else                                           \
+      seq_k_dt(a, K, LLMK_F32);                    \
   }
 SEQ_K(2)
 SEQ_K(3)
 SEQ_K(4)
 
 static void seq_avx2(const llmk__conv1d_seq *a) {
-  if (a->K == 2) seq_2(a);
-  else if (a->K == 3) seq_3(a);
-  else seq_4(a);
+  if (a->K == 2)
+    seq_2(a);
+  else if (a->K == 3)
+    seq_3(a);
+  else
+    seq_4(a);
 }
 
-const llmk__conv1d_kernels llmk__conv1d_kernels_avx2 = {.isa = LLMK_ISA_AVX2, .seq = seq_avx2};
+const llmk__conv1d_kernels llmk__conv1d_kernels_avx2 = {.isa = LLMK_ISA_AVX2,
+                                                        .seq = seq_avx2};

@@ -13,20 +13,20 @@
 #define LLMK__CONV_RESID 2u /* y = x + y */
 
 typedef struct llmk__conv1d_seq {
-  char *x;             /* token 0, channel 0 of the block; rows are read, then overwritten */
-  ptrdiff_t xstride;   /* bytes from one token to the next */
-  int64_t L;           /* tokens */
-  const char *hist;    /* the K-1 rows before the chunk (xp[0..K-2]), x's dtype */
-  ptrdiff_t hstride;   /* bytes between history rows */
-  const float *w;      /* tap k of channel c at w[k * wstride + c] */
+  char *x; /* token 0, channel 0 of the block; rows are read, then overwritten */
+  ptrdiff_t xstride; /* bytes from one token to the next */
+  int64_t L;         /* tokens */
+  const char *hist;  /* the K-1 rows before the chunk (xp[0..K-2]), x's dtype */
+  ptrdiff_t hstride; /* bytes between history rows */
+  const float *w;    /* tap k of channel c at w[k * wstride + c] */
   size_t wstride;
-  const float *bias;   /* or NULL */
-  llmk_dtype dt;       /* of x and hist */
+  const float *bias; /* or NULL */
+  llmk_dtype dt;     /* of x and hist */
   int K;
   unsigned flags;
-  int64_t reset;       /* conv_mode 1: y = 0 (before the residual) for tokens < reset */
-  size_t n;            /* channels */
-  float *wbuf;         /* [K-1][n] f32: the window carried from one tile to the next */
+  int64_t reset; /* conv_mode 1: y = 0 (before the residual) for tokens < reset */
+  size_t n;      /* channels */
+  float *wbuf;   /* [K-1][n] f32: the window carried from one tile to the next */
 } llmk__conv1d_seq;
 
 /* Tokens per tile: a tile walks its rows once per group of channels, so that a row is

@@ -15,8 +15,8 @@ typedef struct llmk__kv_kernels {
   void (*quant)(uint8_t *dst, const void *src, llmk_dtype src_dtype, bool e5m2, size_t n,
                 float scale);
   /* dst[i] = dst_dtype(f32(fp8 src[i]) * scale), dst of f32, f16 or bf16 */
-  void (*dequant)(void *dst, llmk_dtype dst_dtype, const uint8_t *src, bool e5m2, size_t n,
-                  float scale);
+  void (*dequant)(void *dst, llmk_dtype dst_dtype, const uint8_t *src, bool e5m2,
+                  size_t n, float scale);
   /* memcpy; with `stream`, full 64-byte lines are written with non-temporal stores
    * (for copies far larger than the caches) and the caller calls fence() when done */
   void (*copy)(void *dst, const void *src, size_t bytes, bool stream);

@@ -6,7 +6,7 @@
  * counts, masses being exp(x - max) in exact 64-bit fixed point. The boundary is a value
  * v and a count c: entries below v are masked, and so are the c lowest-index entries
  * equal to v, which is what the stable ascending sort of the reference does. */
-#include "llmk/top_k_top_p.h"
+#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -19,7 +19,7 @@
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-elem.h"
-#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
+#include "llmk/top_k_top_p.h"
 
 #define TRY(expr)                        \
   do {                                   \
@@ -61,7 +61,9 @@ static inline const char *elem(const vec *v, int64_t i, int64_t j) {
   return v->data + (size_t)(i * v->s0 + j * v->s1) * llmk_dtype_size(v->dtype);
 }
 
-static inline float get_f(const vec *v, int64_t i) { return llmk__load_f32(elem(v, i, 0), v->dtype); }
+static inline float get_f(const vec *v, int64_t i) {
+  return llmk__load_f32(elem(v, i, 0), v->dtype);
+}
 
 static inline int64_t get_i(const vec *v, int64_t i) {
   const char *e = elem(v, i, 0);
@@ -77,7 +79,8 @@ static inline int64_t get_i(const vec *v, int64_t i) {
 
 static inline void set_i(const vec *v, int64_t i, int64_t x) {
   char *e = (char *)elem(v, i, 0);
-  if (v->dtype == LLMK_I64) memcpy(e, &x, 8);
+  if (v->dtype == LLMK_I64)
+    memcpy(e, &x, 8);
   else {
     int32_t y = (int32_t)x;
     memcpy(e, &y, 4);
@@ -95,19 +98,19 @@ _Static_assert(HBINS == LLMK__TKP_BINS, "one bin count");
 _Static_assert((HBINS + 1) * 16 <= CAND_CAP * 8, "a u128 histogram fits in cmass");
 
 typedef struct scratch {
-  float *row;       /* [V] */
-  uint32_t *keys;   /* [V]: llmk__key_of(row[j]) */
-  uint16_t *rowbins; /* [V]: value bins of the top-p search */
-  uint64_t *mass;   /* [CHUNK] */
-  uint16_t *bins;   /* [CHUNK] */
-  uint32_t *count;  /* [HBINS] */
+  float *row;          /* [V] */
+  uint32_t *keys;      /* [V]: llmk__key_of(row[j]) */
+  uint16_t *rowbins;   /* [V]: value bins of the top-p search */
+  uint64_t *mass;      /* [CHUNK] */
+  uint16_t *bins;      /* [CHUNK] */
+  uint32_t *count;     /* [HBINS] */
   uint64_t *mlo, *mhi; /* [HBINS] each */
-  uint32_t *ckey;   /* [CAND_CAP] */
-  uint32_t *cidx;   /* [CAND_CAP]: indices of gathered entries */
-  uint64_t *cmass;  /* [CAND_CAP]: also the second histogram of mass_hist_part */
-  float *sx, *bx;    /* [CAND_CAP]: survivors of top-k; top-p boundary candidates */
-  uint32_t *sk, *bk; /* [CAND_CAP]: their keys */
-  uint8_t *seen;    /* [V] (with_sorted: index check) */
+  uint32_t *ckey;      /* [CAND_CAP] */
+  uint32_t *cidx;      /* [CAND_CAP]: indices of gathered entries */
+  uint64_t *cmass;     /* [CAND_CAP]: also the second histogram of mass_hist_part */
+  float *sx, *bx;      /* [CAND_CAP]: survivors of top-k; top-p boundary candidates */
+  uint32_t *sk, *bk;   /* [CAND_CAP]: their keys */
+  uint8_t *seen;       /* [V] (with_sorted: index check) */
 } scratch;
 
 static size_t worker_bytes(int64_t V) {
@@ -179,7 +182,9 @@ static void part_range(void *job_arg, int64_t p0, int64_t p1) {
   }
 }
 
-static inline int team_parts(const team *tm) { return tm ? tm->parts : 1; }
+static inline int team_parts(const team *tm) {
+  return tm ? tm->parts : 1;
+}
 
 /* fn over [0, n) split into the team's parts (one part, [0, n), without a team) */
 static void team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
@@ -192,7 +197,8 @@ static void team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
 }
 
 enum { MAX_PARTS = 256 };
-/* rows at least this long are split over threads when there are fewer rows than threads */
+/* rows at least this long are split over threads when there are fewer rows than threads
+ */
 #define SPLIT_MIN_V 16384
 
 typedef struct step_job {
@@ -210,7 +216,9 @@ typedef struct step_job {
   float f32[MAX_PARTS];
 } step_job;
 
-static const scratch *part_scratch(const step_job *j, int part) { return &j->ps[part]; }
+static const scratch *part_scratch(const step_job *j, int part) {
+  return &j->ps[part];
+}
 
 /* Widens row r of v into row[a, b) and computes its keys; u32[part] = largest key. */
 static void load_part(void *arg, int part, int64_t a, int64_t b) {
@@ -218,18 +226,20 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
   const char *base = elem(j->v, j->r, 0);
   size_t esz = llmk_dtype_size(j->v->dtype), step = (size_t)j->v->s1 * esz;
   if (j->v->dtype == LLMK_F32 && j->v->s1 == 1) {
-    if ((const char *)j->row != base) memcpy(j->row + a, base + (size_t)a * 4, (size_t)(b - a) * 4);
-  }
-  else if (j->v->s1 == 1 && j->pl->kern->widen_keys) {
-    j->u32[part] = b > a ? j->pl->kern->widen_keys(base + (size_t)a * 2, j->v->dtype, j->row + a,
-                                                   j->keys + a, (size_t)(b - a))
-                         : 0;
+    if ((const char *)j->row != base)
+      memcpy(j->row + a, base + (size_t)a * 4, (size_t)(b - a) * 4);
+  } else if (j->v->s1 == 1 && j->pl->kern->widen_keys) {
+    j->u32[part] = b > a
+                       ? j->pl->kern->widen_keys(base + (size_t)a * 2, j->v->dtype,
+                                                 j->row + a, j->keys + a, (size_t)(b - a))
+                       : 0;
     return;
   } else if (j->v->s1 == 1) /* f16 / bf16: the SIMD widening of llmk_convert */
     (j->v->dtype == LLMK_F16 ? j->pl->cvt->f16_to_f32 : j->pl->cvt->bf16_to_f32)(
         j->row + a, base + (size_t)a * 2, (size_t)(b - a));
   else
-    for (int64_t i = a; i < b; i++) j->row[i] = llmk__load_f32(base + (size_t)i * step, j->v->dtype);
+    for (int64_t i = a; i < b; i++)
+      j->row[i] = llmk__load_f32(base + (size_t)i * step, j->v->dtype);
   j->u32[part] = b > a ? j->pl->kern->keys(j->row + a, (size_t)(b - a), j->keys + a) : 0;
 }
 
@@ -273,9 +283,10 @@ static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
 }
 
 /* Row r of v into s->row / s->keys; returns the largest key. */
-static uint32_t team_load(const tkp_plan *pl, const team *tm, const scratch *s, const vec *v,
-                          int64_t r) {
-  step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .v = v, .r = r, .row = s->row, .keys = s->keys};
+static uint32_t team_load(const tkp_plan *pl, const team *tm, const scratch *s,
+                          const vec *v, int64_t r) {
+  step_job j = {
+      .pl = pl, .ps = tm ? tm->ps : s, .v = v, .r = r, .row = s->row, .keys = s->keys};
   team_run(tm, pl->V, load_part, &j);
   uint32_t m = 0;
   for (int p = 0; p < team_parts(tm); p++) m = j.u32[p] > m ? j.u32[p] : m;
@@ -349,12 +360,15 @@ __extension__ typedef unsigned __int128 u128;
 /* Level l of the radix: the digit of a key, and the shift/mask that picks it. */
 static const int level_shift[3] = {21, 10, 0};
 static const uint32_t level_mask[3] = {0x7ff, 0x7ff, 0x3ff};
-static inline uint32_t prefix_mask(int l) { return l == 0 ? 0 : ~((1u << (level_shift[l - 1])) - 1); }
+static inline uint32_t prefix_mask(int l) {
+  return l == 0 ? 0 : ~((1u << (level_shift[l - 1])) - 1);
+}
 
 /* The k-th largest key of keys[0..V) (1 <= k <= V); hist0 is the histogram of the top
  * digit. Levels after the first look only at the candidates of the chosen bin, kept in
  * the scratch when they fit. */
-static uint32_t kth_largest(const scratch *s, int64_t V, int64_t k, const uint32_t *hist0) {
+static uint32_t kth_largest(const scratch *s, int64_t V, int64_t k,
+                            const uint32_t *hist0) {
   uint32_t prefix = 0;
   int64_t need = k;
   const uint32_t *keys = s->keys;
@@ -374,7 +388,9 @@ static uint32_t kth_largest(const scratch *s, int64_t V, int64_t k, const uint32
       need -= count[d];
     }
     prefix |= d << sh;
-    if (l == 0 && count[d] < CAND_CAP) { /* gather the candidates once (branch-free: one spare slot) */
+    if (l == 0 &&
+        count[d] <
+            CAND_CAP) { /* gather the candidates once (branch-free: one spare slot) */
       int64_t c = 0;
       uint32_t top = prefix;
       for (int64_t j = 0; j < V; j++) {
@@ -474,8 +490,9 @@ static bool pivot_tau(const tkp_plan *pl, const scratch *s, const rowctx *rc, in
 /* Masses of the entries of (x, keys)[0..n) with key >= min_key and the given prefix,
  * binned by the digit of level l; *total (if not NULL) gets the mass of all entries
  * with key >= min_key. */
-static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x, const uint32_t *keys,
-                      int64_t n, float max, uint32_t min_key, int l, uint32_t prefix, u128 *total) {
+static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x,
+                      const uint32_t *keys, int64_t n, float max, uint32_t min_key, int l,
+                      uint32_t prefix, u128 *total) {
   uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
   memset(s->mlo, 0, HBINS * 8);
   memset(s->mhi, 0, HBINS * 8);
@@ -496,21 +513,23 @@ static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x, cons
   if (total) *total = ((u128)thi << 32) + tlo;
 }
 
-/* The top-p boundary over (x, keys)[0..n) (entries with key >= min_key take part), `below`
- * being the mass of the entries smaller than all of them: the key v and count c such that
- * the entries below v and the c lowest-index entries equal to v are exactly those with
- * cumulative mass <= target, smallest first. After the
- * first level, the candidates of the chosen bin are gathered when they fit, so the
- * later levels look at them only. */
+/* The top-p boundary over (x, keys)[0..n) (entries with key >= min_key take part),
+ * `below` being the mass of the entries smaller than all of them: the key v and count c
+ * such that the entries below v and the c lowest-index entries equal to v are exactly
+ * those with cumulative mass <= target, smallest first. After the first level, the
+ * candidates of the chosen bin are gathered when they fit, so the later levels look at
+ * them only. */
 static boundary top_p_boundary(const tkp_plan *pl, const scratch *s, const float *x,
-                               const uint32_t *keys, int64_t n, float max, uint32_t min_key,
-                               uint32_t max_key, int64_t n_max, u128 target, u128 below) {
+                               const uint32_t *keys, int64_t n, float max,
+                               uint32_t min_key, uint32_t max_key, int64_t n_max,
+                               u128 target, u128 below) {
   uint32_t prefix = 0;
   boundary b = {max_key, n_max - 1};
   for (int l = 0; l < 3; l++) {
     u128 total;
     mass_pass(pl, s, x, keys, n, max, min_key, l, prefix, l == 0 ? &total : NULL);
-    if (l == 0 && below + total <= target) return b; /* p == 0: only the last maximum stays */
+    if (l == 0 && below + total <= target)
+      return b; /* p == 0: only the last maximum stays */
     uint32_t sh = (uint32_t)level_shift[l], dm = level_mask[l];
     uint32_t d = 0;
     for (;; d++) {
@@ -548,10 +567,10 @@ static boundary top_p_boundary(const tkp_plan *pl, const scratch *s, const float
 static u128 scaled_target(float thr, u128 Z) {
   if (thr <= 0.0f) return 0;
   int e;
-  float m = frexpf(thr, &e); /* thr = m * 2^e, m in [0.5, 1) */
+  float m = frexpf(thr, &e);             /* thr = m * 2^e, m in [0.5, 1) */
   uint64_t mi = (uint64_t)(m * 0x1p24f); /* exact: 24 bits */
-  int shift = 24 - e;                     /* thr = mi * 2^-shift, shift >= 24 */
-  u128 prod = (u128)mi * Z;               /* < 2^24 * 2^96 */
+  int shift = 24 - e;                    /* thr = mi * 2^-shift, shift >= 24 */
+  u128 prod = (u128)mi * Z;              /* < 2^24 * 2^96 */
   return shift >= 128 ? 0 : prod >> shift;
 }
 
@@ -658,7 +677,7 @@ typedef struct mass_job {
   float max, lo, scale;
   uint32_t min_key, bin;
   uint16_t *bins; /* [n]: value bins, written by mass_hist_part */
-  float *dx;    /* no team: gather straight into these (the caller's bx/bk) */
+  float *dx;      /* no team: gather straight into these (the caller's bx/bk) */
   uint32_t *dk;
   uint64_t tlo[MAX_PARTS], thi[MAX_PARTS];
   int64_t count[MAX_PARTS];
@@ -679,8 +698,8 @@ static void mass_hist_part(void *arg, int part, int64_t a, int64_t b) {
     size_t c = (size_t)(b - j0 < CHUNK ? b - j0 : CHUNK), i = 0;
     uint16_t *bins = j->bins + j0;
     const uint64_t *mass = s->mass; /* locals: the stores to acc could alias the fields */
-    j->pl->kern->masses(j->x + j0, j->keys + j0, c, j->max, j->min_key, j->lo, j->scale, s->mass,
-                        bins, &tlo, &thi);
+    j->pl->kern->masses(j->x + j0, j->keys + j0, c, j->max, j->min_key, j->lo, j->scale,
+                        s->mass, bins, &tlo, &thi);
     for (; i + 2 <= c; i += 2) { /* bin HBINS: below min_key */
       acc[bins[i]] += mass[i];
       acc2[bins[i + 1]] += mass[i + 1];
@@ -698,19 +717,28 @@ static void bin_gather_part(void *arg, int part, int64_t a, int64_t b) {
   const scratch *s = &j->ps[part];
   float *ox = j->dx ? j->dx : s->sx;
   uint32_t *ok = j->dk ? j->dk : s->sk;
-  int64_t c = (int64_t)j->pl->kern->gather_bin(j->bins + a, j->x + a, j->keys + a, (size_t)(b - a),
-                                               (uint16_t)j->bin, ox, ok, CAND_CAP);
+  int64_t c = (int64_t)j->pl->kern->gather_bin(j->bins + a, j->x + a, j->keys + a,
+                                               (size_t)(b - a), (uint16_t)j->bin, ox, ok,
+                                               CAND_CAP);
   j->count[part] = c;
 }
 
-static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *s, const float *x,
-                             const uint32_t *keys, int64_t n, float max, uint32_t min_key,
-                             uint32_t max_key, int64_t n_max, float thr) {
+static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *s,
+                             const float *x, const uint32_t *keys, int64_t n, float max,
+                             uint32_t min_key, uint32_t max_key, int64_t n_max,
+                             float thr) {
   const float lo = max - 104.0f, scale = (float)(HBINS - 1) / 104.0f;
   /* split over the team only for the whole row (ps[p].sx/sk are then free) */
   const team *t2 = x == s->row ? tm : NULL;
-  mass_job mj = {.pl = pl, .ps = t2 ? t2->ps : s, .x = x, .keys = keys, .max = max, .lo = lo,
-                 .scale = scale, .min_key = min_key, .bins = s->rowbins};
+  mass_job mj = {.pl = pl,
+                 .ps = t2 ? t2->ps : s,
+                 .x = x,
+                 .keys = keys,
+                 .max = max,
+                 .lo = lo,
+                 .scale = scale,
+                 .min_key = min_key,
+                 .bins = s->rowbins};
   team_run(t2, n, mass_hist_part, &mj);
   u128 *acc = (u128 *)(void *)s->mlo;
   uint64_t tlo = mj.tlo[0], thi = mj.thi[0];
@@ -752,18 +780,19 @@ static boundary top_p_search(const tkp_plan *pl, const team *tm, const scratch *
   if (c >= CAND_CAP) /* a crowded bin: key radix over the whole set */
     return top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target, 0);
   /* the mass of the bins below is known: key radix levels over the bin's entries */
-  return top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target, below);
+  return top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target,
+                        below);
 }
 
 /* ---------------------------------------------------------------- one row */
 
 typedef struct row_result {
-  uint32_t t_key;   /* top-k threshold key (0: none) */
+  uint32_t t_key; /* top-k threshold key (0: none) */
   bool have_p;
-  boundary pb;      /* top-p boundary */
-  float min_e;      /* min-p: keep e >= min_e (0: none) */
+  boundary pb; /* top-p boundary */
+  float min_e; /* min-p: keep e >= min_e (0: none) */
   float max;
-  int64_t tie_cut;  /* entries equal to pb.key with an index below this are masked */
+  int64_t tie_cut; /* entries equal to pb.key with an index below this are masked */
   /* whole-row top-p still to be resolved among the entries with win_lo <= key <= win_hi
    * (resolve_window), below being the mass of the smaller survivors */
   bool pending;
@@ -952,7 +981,8 @@ static void filter_row(const tkp_plan *pl, const team *tm, const scratch *s, row
     need_keys(pl, tm, s, rc);
     /* four interleaved histograms: logits crowd into a few bins, and one counter would
      * make every increment wait for the previous one */
-    uint32_t hist0[HBINS], *h4 = (uint32_t *)(void *)s->mlo; /* 4 x HBINS fit in mlo+mhi */
+    uint32_t hist0[HBINS],
+        *h4 = (uint32_t *)(void *)s->mlo; /* 4 x HBINS fit in mlo+mhi */
     memset(h4, 0, 4 * HBINS * 4);
     int64_t j = 0;
     for (; j + 4 <= V; j += 4) {
@@ -1028,9 +1058,11 @@ static inline bool keep_entry(const row_result *r, float x, uint32_t key, int64_
 static void load_row(const vec *v, int64_t r, int64_t V, float *row) {
   const char *base = elem(v, r, 0);
   size_t esz = llmk_dtype_size(v->dtype), step = (size_t)v->s1 * esz;
-  if (v->dtype == LLMK_F32 && v->s1 == 1) memcpy(row, base, (size_t)V * 4);
+  if (v->dtype == LLMK_F32 && v->s1 == 1)
+    memcpy(row, base, (size_t)V * 4);
   else
-    for (int64_t j = 0; j < V; j++) row[j] = llmk__load_f32(base + (size_t)j * step, v->dtype);
+    for (int64_t j = 0; j < V; j++)
+      row[j] = llmk__load_f32(base + (size_t)j * step, v->dtype);
 }
 
 static const uint16_t neg_inf16[2] = {0xfc00, 0xff80}; /* f16, bf16 */
@@ -1116,7 +1148,8 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
           !(rr->min_e > 0.0f && llmk__exp_nonpos(j->s->row[i] - rr->max) < rr->min_e);
       if (keep) {
         kept++;
-        if (!j->in_place) memcpy(j->dst + (size_t)i * dstep, j->src + (size_t)i * sstep, esz);
+        if (!j->in_place)
+          memcpy(j->dst + (size_t)i * dstep, j->src + (size_t)i * sstep, esz);
       } else {
         store_neg_inf(j->dst + (size_t)i * dstep, pl->logits.dtype);
       }
@@ -1198,7 +1231,8 @@ static int64_t mask_tie_group(const tkp_plan *pl, const rowctx *rc, const row_re
                               char *dst, size_t dstep, llmk_dtype dt) {
   int64_t n = 0;
   for (int64_t j = 0; j < r->tie_cut; j++, n++) {
-    j += (int64_t)pl->kern->find_eq(src_at(rc, j), rc->dt, (size_t)(r->tie_cut - j), r->pb.key, 1);
+    j += (int64_t)pl->kern->find_eq(src_at(rc, j), rc->dt, (size_t)(r->tie_cut - j),
+                                    r->pb.key, 1);
     if (j >= r->tie_cut) break;
     store_neg_inf(dst + (size_t)j * dstep, dt);
   }
@@ -1226,7 +1260,8 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
     rc.dt = LLMK_F32;
     rc.esz = 4;
   }
-  bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
+  bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL,
+       has_m = pl->min_p.data != NULL;
   int64_t k = has_k ? get_i(&pl->k, r) : 0;
   float min_p = has_m ? get_f(&pl->min_p, r) : 0;
   write_job wj = {.pl = pl,
@@ -1308,8 +1343,8 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   /* the masked members of the top-p tie group (the write kept the whole group), and the
    * entries below the final threshold that the write kept; min-p keeps or drops the
    * group as one, its members being equal */
-  bool group_kept = !(rr.min_e > 0.0f &&
-                      llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) - rr.max) < rr.min_e);
+  bool group_kept = !(rr.min_e > 0.0f && llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) -
+                                                          rr.max) < rr.min_e);
   size_t esz = llmk_dtype_size(pl->out.dtype), dstep = (size_t)pl->out.s1 * esz;
   if (lk && all) { /* the survivors written (contiguous rows; min_e from p == 1 only) */
     for (int64_t i = 0; i < n; i++) {
@@ -1398,11 +1433,13 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
   while (s->keys[best] != max_key) best++;
   bool finite = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
   if (t > 0.0f && finite) {
-    step_job sj = {.pl = pl, .ps = tm ? tm->ps : s, .row = s->row, .keys = s->keys, .t = t};
+    step_job sj = {
+        .pl = pl, .ps = tm ? tm->ps : s, .row = s->row, .keys = s->keys, .t = t};
     team_run(tm, V, scale_part, &sj);
     uint32_t ymax = 0;
     for (int p = 0; p < team_parts(tm); p++) ymax = sj.u32[p] > ymax ? sj.u32[p] : ymax;
-    bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL, has_m = pl->min_p.data != NULL;
+    bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL,
+         has_m = pl->min_p.data != NULL;
     row_result rr;
     rowctx rc = {.src = s->row,
                  .dt = LLMK_F32,
@@ -1419,11 +1456,15 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
     if (rr.pending)
       resolve_window(pl, tm, s, &rc, &rr, s->cidx,
                      gather_window(pl, tm, s, &rc, &rr, s->cidx));
-    race_job rj = {.pl = pl, .s = s, .rr = &rr, .seed = (uint64_t)get_i(&pl->seed, r),
+    race_job rj = {.pl = pl,
+                   .s = s,
+                   .rr = &rr,
+                   .seed = (uint64_t)get_i(&pl->seed, r),
                    .offset = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0};
     team_run(tm, V, race_part, &rj);
     double best_score = -1.0;
-    for (int p = 0; p < team_parts(tm); p++) /* parts in index order: ties keep the lower */
+    for (int p = 0; p < team_parts(tm);
+         p++) /* parts in index order: ties keep the lower */
       if (rj.best[p] >= 0 && rj.score[p] > best_score) {
         best_score = rj.score[p];
         best = rj.best[p];
@@ -1438,7 +1479,8 @@ static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   int64_t V = pl->V;
   load_row(&pl->sv, r, V, s->row);
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL;
-  int64_t k = has_k ? get_i(&pl->k, r) : 0, first = 0; /* sorted positions < first: masked */
+  int64_t k = has_k ? get_i(&pl->k, r) : 0,
+          first = 0; /* sorted positions < first: masked */
   if (has_k && k >= 1 && k <= V - 1) {
     uint32_t t = llmk__key_of(s->row[V - k]);
     if (t != LLMK__KEY_NAN)
@@ -1481,8 +1523,10 @@ static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   for (int64_t j = 0; j < V; j++) {
     int64_t idx = get_i(&(vec){(char *)elem(&pl->si, r, 0), LLMK_I32, pl->si.s1, 0}, j);
     char *dst = (char *)elem(&pl->out, r, idx);
-    if (j < pfirst) store_neg_inf(dst, pl->out.dtype);
-    else memcpy(dst, values ? elem(&pl->logits, r, idx) : elem(&pl->sv, r, j), esz);
+    if (j < pfirst)
+      store_neg_inf(dst, pl->out.dtype);
+    else
+      memcpy(dst, values ? elem(&pl->logits, r, idx) : elem(&pl->sv, r, j), esz);
   }
 }
 
@@ -1499,7 +1543,8 @@ static llmk_status check_vec(const char *op, arg a, int64_t B, uint32_t dtypes) 
   return llmk__check_dim(op, a.name, a.t, 0, B, "B");
 }
 
-static llmk_status check_mat(const char *op, arg a, int64_t B, int64_t V, uint32_t dtypes) {
+static llmk_status check_mat(const char *op, arg a, int64_t B, int64_t V,
+                             uint32_t dtypes) {
   TRY(llmk__check_dtype(op, a.name, a.t, dtypes));
   TRY(llmk__check_rank(op, a.name, a.t, 2));
   TRY(llmk__check_dim(op, a.name, a.t, 0, B, "B"));
@@ -1564,13 +1609,16 @@ static int online_cpus(void) {
 
 /* All four entry points: `values` is logits (or sorted_value); the others as named. */
 static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, arg min_p,
-                            arg out, arg kept, arg logits2, arg si, arg temperature, arg seed,
-                            arg offset, arg ids, size_t *workspace_size, llmk_plan **plan) {
+                            arg out, arg kept, arg logits2, arg si, arg temperature,
+                            arg seed, arg offset, arg ids, size_t *workspace_size,
+                            llmk_plan **plan) {
   if (plan) *plan = NULL;
   if (workspace_size) *workspace_size = 0;
-  if (!workspace_size) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
+  if (!workspace_size)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
   if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
-  if (!values.t) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s is NULL", values.name);
+  if (!values.t)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s is NULL", values.name);
   if (mode == MODE_SORTED && !si.t)
     return llmk__error(LLMK_ERROR_NULL_POINTER, op, "sorted_indices is NULL");
   if (mode == MODE_SAMPLE) {
@@ -1579,7 +1627,8 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   } else {
     if (!out.t) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "out is NULL");
     if (!p.t && !k.t && !min_p.t)
-      return llmk__error(LLMK_ERROR_NULL_POINTER, op, "p and k are both NULL: nothing to apply");
+      return llmk__error(LLMK_ERROR_NULL_POINTER, op,
+                         "p and k are both NULL: nothing to apply");
   }
   /* dtypes */
   TRY(llmk__check_dtype(op, values.name, values.t, FLOATS));
@@ -1592,7 +1641,8 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   if (kept.t) TRY(llmk__check_dtype(op, kept.name, kept.t, INTS));
   if (logits2.t) TRY(llmk__check_dtype(op, logits2.name, logits2.t, LLMK__DT(dt)));
   if (si.t) TRY(llmk__check_dtype(op, si.name, si.t, LLMK__DT(LLMK_I32)));
-  if (temperature.t) TRY(llmk__check_dtype(op, temperature.name, temperature.t, LLMK__DT(LLMK_F32)));
+  if (temperature.t)
+    TRY(llmk__check_dtype(op, temperature.name, temperature.t, LLMK__DT(LLMK_F32)));
   if (seed.t) TRY(llmk__check_dtype(op, seed.name, seed.t, LLMK__DT(LLMK_I64)));
   if (offset.t) TRY(llmk__check_dtype(op, offset.name, offset.t, LLMK__DT(LLMK_I64)));
   if (ids.t) TRY(llmk__check_dtype(op, ids.name, ids.t, INTS));
@@ -1606,7 +1656,8 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
     if (mats[i].t) TRY(check_mat(op, mats[i], B, V, 1u << mats[i].t->dtype));
   /* strides, spans, data */
-  const arg all[] = {values, p, k, min_p, out, kept, logits2, si, temperature, seed, offset, ids};
+  const arg all[] = {values,  p,  k,           min_p, out,    kept,
+                     logits2, si, temperature, seed,  offset, ids};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (all[i].t) TRY(llmk__check_tensor(op, all[i].name, all[i].t));
 
@@ -1630,7 +1681,8 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   pl.ids = vec_of(ids.t);
   int cpus = online_cpus();
   int64_t w = B < cpus ? B : cpus;
-  if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED) w = cpus; /* room to split rows */
+  if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED)
+    w = cpus; /* room to split rows */
   pl.workers = (int)(w < 1 ? 1 : w);
   pl.worker_bytes = worker_bytes(V);
   pl.stream = (double)B * (double)V * (double)llmk_dtype_size(dt) >=
@@ -1648,28 +1700,28 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
 
 static const arg none = {NULL, NULL};
 
-llmk_status llmk_apply_top_k_top_p_get_workspace_size(const llmk_tensor *logits,
-                                                      const llmk_tensor *p, const llmk_tensor *k,
-                                                      const llmk_tensor *out,
-                                                      size_t *workspace_size, llmk_plan **plan) {
-  return plan_tkp("apply_top_k_top_p", MODE_FILTER, (arg){logits, "logits"}, (arg){p, "p"},
-                  (arg){k, "k"}, none, (arg){out, "out"}, none, none, none, none, none, none,
-                  none, workspace_size, plan);
+llmk_status llmk_apply_top_k_top_p_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p, const llmk_tensor *k,
+    const llmk_tensor *out, size_t *workspace_size, llmk_plan **plan) {
+  return plan_tkp("apply_top_k_top_p", MODE_FILTER, (arg){logits, "logits"},
+                  (arg){p, "p"}, (arg){k, "k"}, none, (arg){out, "out"}, none, none, none,
+                  none, none, none, none, workspace_size, plan);
 }
 
 llmk_status llmk_apply_top_k_top_p_min_p_get_workspace_size(
     const llmk_tensor *logits, const llmk_tensor *p, const llmk_tensor *k,
     const llmk_tensor *min_p, const llmk_tensor *out, const llmk_tensor *kept,
     size_t *workspace_size, llmk_plan **plan) {
-  return plan_tkp("apply_top_k_top_p", MODE_FILTER, (arg){logits, "logits"}, (arg){p, "p"},
-                  (arg){k, "k"}, (arg){min_p, "min_p"}, (arg){out, "out"}, (arg){kept, "kept"},
-                  none, none, none, none, none, none, workspace_size, plan);
+  return plan_tkp("apply_top_k_top_p", MODE_FILTER, (arg){logits, "logits"},
+                  (arg){p, "p"}, (arg){k, "k"}, (arg){min_p, "min_p"}, (arg){out, "out"},
+                  (arg){kept, "kept"}, none, none, none, none, none, none, workspace_size,
+                  plan);
 }
 
 llmk_status llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
-    const llmk_tensor *sorted_value, const llmk_tensor *sorted_indices, const llmk_tensor *p,
-    const llmk_tensor *k, const llmk_tensor *logits, const llmk_tensor *out,
-    size_t *workspace_size, llmk_plan **plan) {
+    const llmk_tensor *sorted_value, const llmk_tensor *sorted_indices,
+    const llmk_tensor *p, const llmk_tensor *k, const llmk_tensor *logits,
+    const llmk_tensor *out, size_t *workspace_size, llmk_plan **plan) {
   return plan_tkp("apply_top_k_top_p_with_sorted", MODE_SORTED,
                   (arg){sorted_value, "sorted_value"}, (arg){p, "p"}, (arg){k, "k"}, none,
                   (arg){out, "out"}, none, (arg){logits, "logits"},
@@ -1682,10 +1734,11 @@ llmk_status llmk_sample_top_k_top_p_get_workspace_size(
     const llmk_tensor *min_p, const llmk_tensor *temperature, const llmk_tensor *seed,
     const llmk_tensor *offset, const llmk_tensor *token_ids, size_t *workspace_size,
     llmk_plan **plan) {
-  return plan_tkp("sample_top_k_top_p", MODE_SAMPLE, (arg){logits, "logits"}, (arg){p, "p"},
-                  (arg){k, "k"}, (arg){min_p, "min_p"}, none, none, none, none,
-                  (arg){temperature, "temperature"}, (arg){seed, "seed"},
-                  (arg){offset, "offset"}, (arg){token_ids, "token_ids"}, workspace_size, plan);
+  return plan_tkp("sample_top_k_top_p", MODE_SAMPLE, (arg){logits, "logits"},
+                  (arg){p, "p"}, (arg){k, "k"}, (arg){min_p, "min_p"}, none, none, none,
+                  none, (arg){temperature, "temperature"}, (arg){seed, "seed"},
+                  (arg){offset, "offset"}, (arg){token_ids, "token_ids"}, workspace_size,
+                  plan);
 }
 
 /* ------------------------------------------------------------------ phase 2 */
@@ -1696,20 +1749,21 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
     if (pl->p.data) {
       float v = get_f(&pl->p, r);
       if (!(v >= 0.0f && v <= 1.0f))
-        return llmk__error(LLMK_ERROR_INVALID_VALUE, op, "p[%" PRId64 "]=%g must be in [0, 1]", r,
-                           (double)v);
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                           "p[%" PRId64 "]=%g must be in [0, 1]", r, (double)v);
     }
     if (pl->min_p.data) {
       float v = get_f(&pl->min_p, r);
       if (!(v >= 0.0f && v <= 1.0f))
-        return llmk__error(LLMK_ERROR_INVALID_VALUE, op, "min_p[%" PRId64 "]=%g must be in [0, 1]",
-                           r, (double)v);
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                           "min_p[%" PRId64 "]=%g must be in [0, 1]", r, (double)v);
     }
     if (pl->temperature.data) {
       float v = get_f(&pl->temperature, r);
       if (!(v >= 0.0f) || isinf(v))
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                           "temperature[%" PRId64 "]=%g must be finite and >= 0", r, (double)v);
+                           "temperature[%" PRId64 "]=%g must be finite and >= 0", r,
+                           (double)v);
     }
   }
   if (pl->mode == MODE_SORTED && pl->V > 0) {
@@ -1721,7 +1775,8 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
         memcpy(&idx, elem(&pl->si, r, j), 4);
         if (idx < 0 || idx >= pl->V || seen[idx])
           return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                             "sorted_indices[%" PRId64 "][%" PRId64 "]=%d is %s", r, j, (int)idx,
+                             "sorted_indices[%" PRId64 "][%" PRId64 "]=%d is %s", r, j,
+                             (int)idx,
                              idx < 0 || idx >= pl->V ? "outside [0, V)" : "repeated");
         seen[idx] = 1;
       }
@@ -1906,13 +1961,14 @@ static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
         prefetch_sample(&pl->logits, r + 1, pl->V);
       if (pl->mode == MODE_SAMPLE)
         sample_one(pl, NULL, &s, r);
-      else sorted_one(pl, &s, r);
+      else
+        sorted_one(pl, &s, r);
     }
   }
 }
 
-llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size, llmk_plan *plan,
-                                   llmk_context *ctx) {
+llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size,
+                                   llmk_plan *plan, llmk_context *ctx) {
   bool live;
   llmk_status st = llmk__plan_begin_run("apply_top_k_top_p", LLMK__OP_TOP_K_TOP_P, plan,
                                         workspace, workspace_size, &live);
@@ -1925,8 +1981,10 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size, llmk_
         if (pl->V == 1 && pl->mode != MODE_SAMPLE) {
           /* one entry: the largest, always kept */
           for (int64_t r = 0; r < pl->B; r++) {
-            const vec *src = pl->mode == MODE_SORTED && !pl->logits.data ? &pl->sv : &pl->logits;
-            memmove((char *)elem(&pl->out, r, 0), elem(src, r, 0), llmk_dtype_size(pl->out.dtype));
+            const vec *src =
+                pl->mode == MODE_SORTED && !pl->logits.data ? &pl->sv : &pl->logits;
+            memmove((char *)elem(&pl->out, r, 0), elem(src, r, 0),
+                    llmk_dtype_size(pl->out.dtype));
             if (pl->kept.data) set_i(&pl->kept, r, 1);
           }
         } else if (pl->mode != MODE_SORTED && pl->V >= SPLIT_MIN_V &&
@@ -1942,8 +2000,10 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size, llmk_
           }
           team tm = {ctx, parts, ps};
           for (int64_t r = 0; r < pl->B; r++) {
-            if (pl->mode == MODE_FILTER) filter_one(pl, &tm, &ps[0], r);
-            else sample_one(pl, &tm, &ps[0], r);
+            if (pl->mode == MODE_FILTER)
+              filter_one(pl, &tm, &ps[0], r);
+            else
+              sample_one(pl, &tm, &ps[0], r);
           }
         } else {
           tkp_job job = {pl, ws, 0};
