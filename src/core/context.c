@@ -1,5 +1,4 @@
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "core/internal.h"
 
@@ -8,10 +7,10 @@ static int default_threads(void) {
   if (env && *env) {
     char *end;
     long v = strtol(env, &end, 10);
-    if (*end == '\0' && v > 0 && v <= 4096) return (int)v;
+    if (*end == '\0' && v > 0)
+      return v > LLMK__MAX_TASKS ? LLMK__MAX_TASKS : (int)v;
   }
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)(n > 4096 ? 4096 : n) : 1;
+  return llmk__plan_tasks();
 }
 
 llmk_status llmk_context_create(int num_threads, llmk_context **ctx) {
@@ -46,16 +45,42 @@ const char *llmk_threading_runtime(void) {
   return llmk__threading_name;
 }
 
+int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks) {
+  int64_t nt = ctx ? ctx->num_threads : 1;
+  if (max_tasks < nt) nt = max_tasks;
+  if (nt > LLMK__MAX_TASKS) nt = LLMK__MAX_TASKS;
+  return nt < 1 ? 1 : (int)nt;
+}
+
+int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn, void *arg) {
+  int nth = llmk__parallel_tasks(ctx, max_tasks);
+  if (nth == 1) fn(arg, 0, 1);
+  else llmk__pool_run(ctx->pool, nth, fn, arg);
+  return nth;
+}
+
+typedef struct range_job {
+  llmk__range_fn fn;
+  void *arg;
+  int64_t n;
+} range_job;
+
+static void range_task(void *arg, int ith, int nth) {
+  const range_job *j = arg;
+  int64_t b, e;
+  llmk__split(j->n, nth, ith, &b, &e);
+  if (b < e) j->fn(j->arg, b, e);
+}
+
 void llmk__parallel_for(llmk_context *ctx, int64_t n, int64_t grain, llmk__range_fn fn,
                         void *arg) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  int nt = ctx ? ctx->num_threads : 1;
-  int64_t max_parts = (n + grain - 1) / grain;
-  if (max_parts < nt) nt = (int)max_parts;
-  if (nt <= 1) {
+  int64_t max_tasks = (n + grain - 1) / grain;
+  if (llmk__parallel_tasks(ctx, max_tasks) == 1) {
     fn(arg, 0, n);
     return;
   }
-  llmk__pool_run(ctx->pool, nt, n, grain, fn, arg);
+  range_job j = {fn, arg, n};
+  llmk__parallel_run(ctx, max_tasks, range_task, &j);
 }

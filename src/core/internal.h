@@ -71,23 +71,43 @@ llmk_status llmk__plan_begin_run(const char *op_name, llmk__op op, llmk_plan *pl
                                  bool *live);
 void llmk__plan_end_run(llmk_plan *plan);
 
-/* ------------------------------------------------------------ parallel-for */
+/* ---------------------------------------------------------------- parallel */
 
-/* The parallel version of `fn(arg, 0, n)`: [0, n) is split into at most
- * num_threads contiguous ranges of at least `grain` items, one per thread, in a
- * fixed way that depends only on n, grain and the thread count; the calling
- * thread takes the first range. With ctx NULL or one thread, or n <= grain,
- * fn(arg, 0, n) runs on the calling thread. */
+/* The most threads a context has and the most tasks a run splits into, so that an op
+ * may keep one result per task on the stack or one scratch area per task in its
+ * workspace. */
+#define LLMK__MAX_TASKS 256
+
+/* A run of nth tasks: fn(arg, ith, nth) for every ith in [0, nth), each task on its own
+ * thread of the context (the calling thread takes task 0), all finished on return.
+ * Tasks may not wait for one another. An op's results may depend on how it splits its
+ * work only through nth, and must not: every op gives the same bytes for any nth. */
+typedef void (*llmk__task_fn)(void *arg, int ith, int nth);
+
+/* The number of tasks a run over ctx would use for up to max_tasks: min(max_tasks,
+ * the context's threads, LLMK__MAX_TASKS), at least 1 (1 for a NULL context). */
+int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks);
+/* Runs llmk__parallel_tasks(ctx, max_tasks) tasks and returns that number. */
+int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn, void *arg);
+
+/* The parallel version of `fn(arg, 0, n)`: [0, n) split by llmk__split into one range
+ * per task, at most one task per `grain` items; with one task fn(arg, 0, n) runs on the
+ * calling thread. */
 typedef void (*llmk__range_fn)(void *arg, int64_t begin, int64_t end);
 void llmk__parallel_for(llmk_context *ctx, int64_t n, int64_t grain, llmk__range_fn fn,
                         void *arg);
 
-/* Runtime-specific part of a context (parallel_openmp.c / parallel_pthreads.c). */
+/* Room for per-task scratch, sized in phase 1 (which has no context): the tasks a run
+ * on this machine may use, min(the CPUs this process may run on, LLMK__MAX_TASKS). A
+ * run with more threads than this passes it as max_tasks. */
+int llmk__plan_tasks(void);
+
+/* Runtime-specific part of a context (parallel_openmp.c / parallel_pthreads.c):
+ * fn(arg, ith, nth) for ith in [0, nth), 2 <= nth <= the pool's threads. */
 struct llmk__pool;
 llmk_status llmk__pool_create(int num_threads, struct llmk__pool **pool);
 void llmk__pool_destroy(struct llmk__pool *pool);
-void llmk__pool_run(struct llmk__pool *pool, int num_threads, int64_t n, int64_t grain,
-                    llmk__range_fn fn, void *arg);
+void llmk__pool_run(struct llmk__pool *pool, int nth, llmk__task_fn fn, void *arg);
 extern const char llmk__threading_name[];
 
 struct llmk_context {

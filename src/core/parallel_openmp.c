@@ -20,18 +20,12 @@ void llmk__pool_destroy(struct llmk__pool *pool) {
   (void)pool;
 }
 
-void llmk__pool_run(struct llmk__pool *pool, int num_threads, int64_t n, int64_t grain,
-                    llmk__range_fn fn, void *arg) {
+void llmk__pool_run(struct llmk__pool *pool, int nth, llmk__task_fn fn, void *arg) {
   (void)pool;
-  (void)grain;
-#pragma omp parallel num_threads(num_threads)
+#pragma omp parallel num_threads(nth)
   {
-    /* The split depends on num_threads only, even if OpenMP gives fewer threads. */
+    /* nth tasks even if OpenMP gives fewer threads: tasks never wait for each other */
     int team = omp_get_num_threads();
-    for (int part = omp_get_thread_num(); part < num_threads; part += team) {
-      int64_t b, e;
-      llmk__split(n, num_threads, part, &b, &e);
-      if (b < e) fn(arg, b, e);
-    }
+    for (int ith = omp_get_thread_num(); ith < nth; ith += team) fn(arg, ith, nth);
   }
 }

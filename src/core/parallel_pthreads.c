@@ -15,9 +15,8 @@ struct llmk__pool {
   uint64_t generation;
   bool stop;
   /* the current job */
-  llmk__range_fn fn;
+  llmk__task_fn fn;
   void *arg;
-  int64_t n;
   int parts;
   int pending;
 };
@@ -39,16 +38,11 @@ static void *worker_main(void *p) {
       pthread_cond_wait(&pool->wake, &pool->lock);
     if (pool->stop) break;
     seen = pool->generation;
-    llmk__range_fn fn = pool->fn;
+    llmk__task_fn fn = pool->fn;
     void *arg = pool->arg;
-    int64_t n = pool->n;
     int parts = pool->parts;
     pthread_mutex_unlock(&pool->lock);
-    if (index < parts) {
-      int64_t b, e;
-      llmk__split(n, parts, index, &b, &e);
-      if (b < e) fn(arg, b, e);
-    }
+    if (index < parts) fn(arg, index, parts);
     pthread_mutex_lock(&pool->lock);
     if (--pool->pending == 0) pthread_cond_signal(&pool->done);
   }
@@ -100,21 +94,16 @@ void llmk__pool_destroy(struct llmk__pool *pool) {
   free(pool);
 }
 
-void llmk__pool_run(struct llmk__pool *pool, int num_threads, int64_t n, int64_t grain,
-                    llmk__range_fn fn, void *arg) {
-  (void)grain;
+void llmk__pool_run(struct llmk__pool *pool, int nth, llmk__task_fn fn, void *arg) {
   pthread_mutex_lock(&pool->lock);
   pool->fn = fn;
   pool->arg = arg;
-  pool->n = n;
-  pool->parts = num_threads;
+  pool->parts = nth;
   pool->pending = pool->num_workers;
   pool->generation++;
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
-  int64_t b, e;
-  llmk__split(n, num_threads, 0, &b, &e);
-  if (b < e) fn(arg, b, e);
+  fn(arg, 0, nth);
   pthread_mutex_lock(&pool->lock);
   while (pool->pending > 0) pthread_cond_wait(&pool->done, &pool->lock);
   pthread_mutex_unlock(&pool->lock);

@@ -1,8 +1,10 @@
 /* CPU feature detection (once) and the ISA in force. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
@@ -128,4 +130,62 @@ const char *llmk_isa_name(llmk_isa isa) {
 const char *llmk_cpu_features(void) {
   pthread_once(&detect_once, detect);
   return feature_string;
+}
+
+/* The size of the last cache level that cpu0 sees, as Linux describes it in sysfs (0 if
+ * it does not). glibc's sysconf reads CPUID, which in a VM may describe the host's whole
+ * L3 (256 MiB here, against the 32 MiB that the guest's CPUs share). */
+static size_t sysfs_last_cache_bytes(void) {
+  size_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[64];
+    int level = 0;
+    unsigned long size = 0;
+    char unit = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    int ok = fscanf(f, "%d", &level) == 1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    f = fopen(path, "r");
+    if (!f) continue;
+    ok = ok && fscanf(f, "%lu%c", &size, &unit) >= 1;
+    fclose(f);
+    if (!ok || level < best_level) continue;
+    size_t bytes = unit == 'K'   ? (size_t)size << 10
+                   : unit == 'M' ? (size_t)size << 20
+                                 : size;
+    if (level > best_level || bytes > best) best = bytes;
+    best_level = level;
+  }
+  return best;
+}
+
+/* The last cache level's size, found once: plans are made on every call. */
+size_t llmk__last_cache_bytes(void) {
+  static _Atomic size_t cached;
+  size_t c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c) return c;
+  c = sysfs_last_cache_bytes();
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  if (!c) {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0) c = (size_t)l3;
+  }
+#endif
+  if (!c) c = (size_t)32 << 20;
+  atomic_store_explicit(&cached, c, memory_order_relaxed);
+  return c;
+}
+
+int llmk__cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : (n > INT32_MAX ? INT32_MAX : (int)n);
+}
+
+int llmk__plan_tasks(void) {
+  int n = llmk__cpu_count();
+  return n > LLMK__MAX_TASKS ? LLMK__MAX_TASKS : n;
 }

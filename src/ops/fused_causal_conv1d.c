@@ -10,7 +10,6 @@
 
 #include <inttypes.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
@@ -26,7 +25,6 @@ static const char op[] = "fused_causal_conv1d";
 
 #define FLOATS (LLMK__DT(LLMK_F32) | LLMK__DT(LLMK_F16) | LLMK__DT(LLMK_BF16))
 #define INTS (LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64))
-#define MAX_PARTS 64
 #define PARALLEL_MIN 65536 /* bytes moved below which the call stays on one thread */
 
 typedef struct ivec {
@@ -329,8 +327,7 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
   p.off_prefix = ws;
   ws += align64(((size_t)p.batch + 1) * sizeof(int64_t));
   /* per part: the history rows set aside (x's dtype) and the f32 window between tiles */
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  p.max_parts = cpus < 1 ? 1 : (cpus > MAX_PARTS ? MAX_PARTS : (int)cpus);
+  p.max_parts = llmk__plan_tasks();
   p.scratch_bytes = align64((size_t)(p.K - 1) * (size_t)p.dim * p.esz) +
                     align64((size_t)(p.K - 1) * (size_t)p.dim * 4);
   p.off_scratch = ws;
@@ -641,19 +638,16 @@ static int64_t first_item(const conv_job *j, int64_t t) {
   return k >= nb ? (lo + 1) * nb : lo * nb + k;
 }
 
-static void run_parts(void *arg, int64_t begin, int64_t end) {
+/* Part ith of nth: the items whose cumulative cost starts in the ith nth of the total. */
+static void run_part(void *arg, int ith, int nth) {
   const conv_job *j = arg;
   const int64_t total = j->prefix[j->p->batch] * j->nblk;
-  for (int64_t part = begin; part < end; part++) {
-    int64_t a =
-        first_item(j, total / j->parts * part + total % j->parts * part / j->parts);
-    int64_t e = part + 1 == j->parts
-                    ? j->p->batch * j->nblk
-                    : first_item(j, total / j->parts * (part + 1) +
-                                        total % j->parts * (part + 1) / j->parts);
-    char *scratch = j->scratch + (size_t)part * j->p->scratch_bytes;
-    for (int64_t it = a; it < e; it++) run_item(j, it / j->nblk, it % j->nblk, scratch);
-  }
+  int64_t a = first_item(j, total / nth * ith + total % nth * ith / nth);
+  int64_t e = ith + 1 == nth ? j->p->batch * j->nblk
+                             : first_item(j, total / nth * (ith + 1) +
+                                                 total % nth * (ith + 1) / nth);
+  char *scratch = j->scratch + (size_t)ith * j->p->scratch_bytes;
+  for (int64_t it = a; it < e; it++) run_item(j, it / j->nblk, it % j->nblk, scratch);
 }
 
 llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
@@ -692,11 +686,8 @@ llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
         } else if (p->bias) {
           j.bias = (const float *)(const void *)p->bias;
         }
-        int threads = llmk_context_num_threads(ctx);
         int64_t bytes = prefix[p->batch] * p->dim * (int64_t)p->esz;
-        int parts = bytes < PARALLEL_MIN || threads < 2
-                        ? 1
-                        : (threads < p->max_parts ? threads : p->max_parts);
+        int parts = bytes < PARALLEL_MIN ? 1 : llmk__parallel_tasks(ctx, p->max_parts);
         /* whole rows per item unless there are too few sequences to go round */
         int64_t nblk = (4 * (int64_t)parts + p->batch - 1) / p->batch, cap = p->dim / 256;
         if (parts == 1 || nblk < 1) nblk = 1;
@@ -706,12 +697,7 @@ llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
         if (parts > p->batch * j.nblk) parts = (int)(p->batch * j.nblk);
         j.parts = parts;
         j.scratch = ws + p->off_scratch;
-        if (j.parts <= 1) {
-          j.parts = 1;
-          run_parts(&j, 0, 1);
-        } else {
-          llmk__parallel_for(ctx, j.parts, 1, run_parts, &j);
-        }
+        llmk__parallel_run(ctx, j.parts, run_part, &j);
       }
     }
   }

@@ -710,9 +710,7 @@ static int64_t token_grain(const kv_plan *p) {
 }
 
 static int parts_for(llmk_context *ctx, int64_t n, int64_t grain) {
-  int nt = ctx ? ctx->num_threads : 1;
-  int64_t max_parts = (n + grain - 1) / grain;
-  return max_parts < nt ? (int)max_parts : nt;
+  return llmk__parallel_tasks(ctx, (n + grain - 1) / grain);
 }
 
 static void *align16(void *p) {

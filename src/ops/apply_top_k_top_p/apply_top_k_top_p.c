@@ -167,24 +167,19 @@ typedef struct team {
 typedef void (*part_fn)(void *arg, int part, int64_t a, int64_t b);
 
 typedef struct part_job {
-  const team *tm;
   int64_t n;
   part_fn fn;
   void *arg;
 } part_job;
 
-static void part_range(void *job_arg, int64_t p0, int64_t p1) {
+static void part_task(void *job_arg, int ith, int nth) {
   const part_job *j = job_arg;
-  for (int64_t p = p0; p < p1; p++) {
-    int64_t a, b;
-    llmk__split(j->n, j->tm->parts, (int)p, &a, &b);
-    j->fn(j->arg, (int)p, a, b);
-  }
+  int64_t a, b;
+  llmk__split(j->n, nth, ith, &a, &b);
+  j->fn(j->arg, ith, a, b);
 }
 
-static inline int team_parts(const team *tm) {
-  return tm ? tm->parts : 1;
-}
+static inline int team_parts(const team *tm) { return tm ? tm->parts : 1; }
 
 /* fn over [0, n) split into the team's parts (one part, [0, n), without a team) */
 static void team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
@@ -192,11 +187,11 @@ static void team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
     fn(arg, 0, 0, n);
     return;
   }
-  part_job j = {tm, n, fn, arg};
-  llmk__parallel_for(tm->ctx, tm->parts, 1, part_range, &j);
+  part_job j = {n, fn, arg};
+  llmk__parallel_run(tm->ctx, tm->parts, part_task, &j);
 }
 
-enum { MAX_PARTS = 256 };
+enum { MAX_PARTS = LLMK__MAX_TASKS };
 /* rows at least this long are split over threads when there are fewer rows than threads
  */
 #define SPLIT_MIN_V 16384
@@ -1551,59 +1546,6 @@ static llmk_status check_mat(const char *op, arg a, int64_t B, int64_t V,
   return llmk__check_dim(op, a.name, a.t, 1, V, "V");
 }
 
-/* The size of the last cache level that cpu0 sees, as Linux describes it in sysfs (0 if
- * it does not). glibc's sysconf reads CPUID, which in a VM may describe the host's whole
- * L3 (256 MiB here, against the 32 MiB that the guest's CPUs share). */
-static size_t sysfs_last_cache_bytes(void) {
-  size_t best = 0;
-  int best_level = 0;
-  for (int i = 0; i < 8; i++) {
-    char path[64];
-    int level = 0;
-    unsigned long size = 0;
-    char unit = 0;
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-    FILE *f = fopen(path, "r");
-    if (!f) break;
-    int ok = fscanf(f, "%d", &level) == 1;
-    fclose(f);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    f = fopen(path, "r");
-    if (!f) continue;
-    ok = ok && fscanf(f, "%lu%c", &size, &unit) >= 1;
-    fclose(f);
-    if (!ok || level < best_level) continue;
-    size_t bytes = unit == 'K'   ? (size_t)size << 10
-                   : unit == 'M' ? (size_t)size << 20
-                                 : size;
-    if (level > best_level || bytes > best) best = bytes;
-    best_level = level;
-  }
-  return best;
-}
-
-/* The last cache level's size, found once: plans are made on every call. */
-static size_t last_cache_bytes(void) {
-  static _Atomic size_t cached;
-  size_t c = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (c) return c;
-  c = sysfs_last_cache_bytes();
-#ifdef _SC_LEVEL3_CACHE_SIZE
-  if (!c) {
-    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (l3 > 0) c = (size_t)l3;
-  }
-#endif
-  if (!c) c = (size_t)32 << 20;
-  atomic_store_explicit(&cached, c, memory_order_relaxed);
-  return c;
-}
-
-static int online_cpus(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
-}
-
 #define FLOATS (LLMK__DT(LLMK_F32) | LLMK__DT(LLMK_F16) | LLMK__DT(LLMK_BF16))
 #define INTS (LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64))
 
@@ -1679,14 +1621,14 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   pl.seed = vec_of(seed.t);
   pl.offset = vec_of(offset.t);
   pl.ids = vec_of(ids.t);
-  int cpus = online_cpus();
+  int cpus = llmk__plan_tasks();
   int64_t w = B < cpus ? B : cpus;
   if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED)
     w = cpus; /* room to split rows */
   pl.workers = (int)(w < 1 ? 1 : w);
   pl.worker_bytes = worker_bytes(V);
   pl.stream = (double)B * (double)V * (double)llmk_dtype_size(dt) >=
-              (double)last_cache_bytes() / 2;
+              (double)llmk__last_cache_bytes() / 2;
   pl.kern = llmk__tkp_kernels_for(llmk_get_isa());
   pl.cvt = llmk__convert_kernels_for(llmk_get_isa());
   size_t ws = B * V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
@@ -1944,26 +1886,25 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
   if (have_q) pipe_flush(pl, s, &q);
 }
 
-static void worker_range(void *job_arg, int64_t w0, int64_t w1) {
+static void worker_task(void *job_arg, int w, int nth) {
   tkp_job *j = job_arg;
   const tkp_plan *pl = j->pl;
-  for (int64_t w = w0; w < w1; w++) {
-    scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
-    s.keys = (uint32_t *)(void *)(s.row + pl->V);
-    s.rowbins = (uint16_t *)(void *)(s.keys + pl->V);
-    if (pl->mode == MODE_FILTER) {
-      filter_rows(pl, j, &s);
-      continue;
-    }
-    for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B;
-         r = atomic_fetch_add(&j->next, 1)) {
-      if (r + 1 < pl->B && pl->k.data && pl->mode != MODE_SORTED)
-        prefetch_sample(&pl->logits, r + 1, pl->V);
-      if (pl->mode == MODE_SAMPLE)
-        sample_one(pl, NULL, &s, r);
-      else
-        sorted_one(pl, &s, r);
-    }
+  (void)nth;
+  scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
+  s.keys = (uint32_t *)(void *)(s.row + pl->V);
+  s.rowbins = (uint16_t *)(void *)(s.keys + pl->V);
+  if (pl->mode == MODE_FILTER) {
+    filter_rows(pl, j, &s);
+    return;
+  }
+  for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B;
+       r = atomic_fetch_add(&j->next, 1)) {
+    if (r + 1 < pl->B && pl->k.data && pl->mode != MODE_SORTED)
+      prefetch_sample(&pl->logits, r + 1, pl->V);
+    if (pl->mode == MODE_SAMPLE)
+      sample_one(pl, NULL, &s, r);
+    else
+      sorted_one(pl, &s, r);
   }
 }
 
@@ -1988,11 +1929,10 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size,
             if (pl->kept.data) set_i(&pl->kept, r, 1);
           }
         } else if (pl->mode != MODE_SORTED && pl->V >= SPLIT_MIN_V &&
-                   pl->B < llmk_context_num_threads(ctx) && pl->workers > 1) {
+                   pl->B < llmk__parallel_tasks(ctx, pl->workers) && pl->workers > 1) {
           /* fewer rows than threads: each row split over a team of threads */
           scratch ps[MAX_PARTS];
-          int parts = llmk_context_num_threads(ctx);
-          if (parts > pl->workers) parts = pl->workers;
+          int parts = llmk__parallel_tasks(ctx, pl->workers);
           for (int w = 0; w < parts; w++) {
             ps[w] = scratch_at(ws + (size_t)w * pl->worker_bytes);
             ps[w].keys = (uint32_t *)(void *)(ps[w].row + pl->V);
@@ -2007,7 +1947,7 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size,
           }
         } else {
           tkp_job job = {pl, ws, 0};
-          llmk__parallel_for(ctx, pl->workers, 1, worker_range, &job);
+          llmk__parallel_run(ctx, pl->workers, worker_task, &job);
         }
       }
     }
