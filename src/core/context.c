@@ -7,8 +7,7 @@ static int default_threads(void) {
   if (env && *env) {
     char *end;
     long v = strtol(env, &end, 10);
-    if (*end == '\0' && v > 0)
-      return v > LLMK__MAX_TASKS ? LLMK__MAX_TASKS : (int)v;
+    if (*end == '\0' && v > 0) return v > LLMK__MAX_TASKS ? LLMK__MAX_TASKS : (int)v;
   }
   return llmk__plan_tasks();
 }
@@ -52,10 +51,13 @@ int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks) {
   return nt < 1 ? 1 : (int)nt;
 }
 
-int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn, void *arg) {
+int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn,
+                       void *arg) {
   int nth = llmk__parallel_tasks(ctx, max_tasks);
-  if (nth == 1) fn(arg, 0, 1);
-  else llmk__pool_run(ctx->pool, nth, fn, arg);
+  if (nth == 1)
+    fn(arg, 0, 1);
+  else
+    llmk__pool_run(ctx->pool, nth, fn, arg);
   return nth;
 }
 

@@ -5,6 +5,7 @@
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-scalar.h"
+#include "kernels/convert/convert.h"
 
 float llmk_f16_to_f32(uint16_t h) {
   return llmk__f16_to_f32(h);

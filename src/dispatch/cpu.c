@@ -1,7 +1,7 @@
 /* CPU feature detection (once) and the ISA in force. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

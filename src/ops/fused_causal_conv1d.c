@@ -13,6 +13,7 @@
 
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
+#include "kernels/convert/convert.h"
 #include "llmk/causal_conv1d.h"
 
 static const char op[] = "fused_causal_conv1d";
@@ -643,9 +644,10 @@ static void run_part(void *arg, int ith, int nth) {
   const conv_job *j = arg;
   const int64_t total = j->prefix[j->p->batch] * j->nblk;
   int64_t a = first_item(j, total / nth * ith + total % nth * ith / nth);
-  int64_t e = ith + 1 == nth ? j->p->batch * j->nblk
-                             : first_item(j, total / nth * (ith + 1) +
-                                                 total % nth * (ith + 1) / nth);
+  int64_t e =
+      ith + 1 == nth
+          ? j->p->batch * j->nblk
+          : first_item(j, total / nth * (ith + 1) + total % nth * (ith + 1) / nth);
   char *scratch = j->scratch + (size_t)ith * j->p->scratch_bytes;
   for (int64_t it = a; it < e; it++) run_item(j, it / j->nblk, it % j->nblk, scratch);
 }

@@ -8,9 +8,6 @@
 
 #include "bench.h"
 #include "dispatch/dispatch.h"
-#include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
-#include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
-#include "kernels/kv_cache/kv_cache.h"
 
 const char *tool_cpu_model(void) {
   static char model[128];
@@ -57,44 +54,11 @@ int tool_default_threads(void) {
   return n;
 }
 
-/* The ISA of the kernels chosen for `isa`, for each table chooser. */
-typedef llmk_isa (*isa_of_fn)(llmk_isa isa);
-static llmk_isa isa_convert(llmk_isa i) {
-  return llmk__convert_kernels_for(i)->isa;
-}
-static llmk_isa isa_advance(llmk_isa i) {
-  return llmk__advance_step_kernels_for(i)->isa;
-}
-static llmk_isa isa_kv(llmk_isa i) {
-  return llmk__kv_kernels_for(i)->isa;
-}
-static llmk_isa isa_tkp(llmk_isa i) {
-  return llmk__tkp_kernels_for(i)->isa;
-}
-static llmk_isa isa_conv(llmk_isa i) {
-  return llmk__conv1d_kernels_for(i)->isa;
-}
-
-static const struct {
-  const char *ops;
-  isa_of_fn isa_of;
-} kernel_tables[] = {
-    {"advance_step", isa_advance},
-    {"scatter_pa_kv_cache, gather_pa_kv_cache", isa_kv},
-    {"apply_top_k_top_p (+ min_p, sample)", isa_tkp},
-    {"fused_causal_conv1d", isa_conv},
-    {"convert (f32 <-> f16/bf16/fp8)", isa_convert},
-};
-
-static void isa_list(isa_of_fn of, llmk_isa cap, char *out, size_t n) {
-  /* the variants built: what each ISA level maps to, deduplicated; only those this
-   * CPU can run are "available" */
+/* The variants a kernel list has, highest first; those this CPU cannot run marked. */
+static void isa_list(const llmk__kernel_list *l, llmk_isa cap, char *out, size_t n) {
   out[0] = 0;
-  llmk_isa seen = (llmk_isa)-1;
-  for (int i = LLMK_ISA_SCALAR; i <= LLMK_ISA_AVX512; i++) {
-    llmk_isa k = of((llmk_isa)i);
-    if (k == seen) continue;
-    seen = k;
+  for (int i = 0; i < l->count; i++) {
+    llmk_isa k = llmk__kernels_isa(l->tables[i]);
     size_t o = strlen(out);
     snprintf(out + o, n - o, "%s%s%s", o ? " " : "", llmk_isa_name(k),
              k > cap ? "(no cpu)" : "");
@@ -128,11 +92,12 @@ int cmd_info(int argc, char **argv) {
          env_thr ? "LLMK_NUM_THREADS" : "online CPUs; LLMK_NUM_THREADS unset");
   if (env_thr) printf("            LLMK_NUM_THREADS=%s\n", env_thr);
   printf("kernels (chosen now; built variants):\n");
-  for (size_t i = 0; i < sizeof kernel_tables / sizeof kernel_tables[0]; i++) {
+  for (int i = 0; i < llmk__kernel_list_count; i++) {
+    const llmk__kernel_list *l = llmk__kernel_lists[i];
     char list[96];
-    isa_list(kernel_tables[i].isa_of, native, list, sizeof list);
-    printf("  %-42s %-7s [%s]\n", kernel_tables[i].ops,
-           llmk_isa_name(kernel_tables[i].isa_of(isa)), list);
+    isa_list(l, native, list, sizeof list);
+    printf("  %-42s %-7s [%s]\n", l->name,
+           llmk_isa_name(llmk__kernels_isa(llmk__kernels_pick(l, isa))), list);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/dispatch.h"
 #include "llmk/types.h"
 
 /* An i32 or i64 view of up to two dims; strides in elements. */
@@ -89,5 +90,18 @@ llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *a, int6
 void llmk__advance_step_run_rows(const llmk__advance_step_args *a, int64_t q0,
                                  int64_t q1);
 void llmk__advance_step_pad(const llmk__advance_step_args *a);
+
+typedef struct llmk__advance_step_kernels {
+  llmk_isa isa;
+  /* Checks every value rule, then, only if all hold, writes the outputs. Returns
+   * LLMK_SUCCESS or the error (message set, nothing written). */
+  llmk_status (*execute)(const llmk__advance_step_args *a);
+} llmk__advance_step_kernels;
+
+/* No AVX2 variant: without masked 64-bit stores and conversions the gather-based
+ * version did not beat the scalar one enough to be worth one. */
+#define LLMK__ADVANCE_STEP_VARIANTS(X) \
+  LLMK__IF_AVX512(X(advance_step, avx512)) X(advance_step, scalar)
+LLMK__KERNEL_LIST(advance_step, LLMK__ADVANCE_STEP_VARIANTS)
 
 #endif

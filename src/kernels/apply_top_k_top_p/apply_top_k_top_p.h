@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dispatch/dispatch.h"
 #include "kernels/common/exp.h"
 #include "llmk/types.h"
 
@@ -171,10 +172,9 @@ typedef struct llmk__tkp_kernels {
                     uint64_t *tab, struct llmk__tkp_rider *rd);
 } llmk__tkp_kernels;
 
-extern const llmk__tkp_kernels llmk__tkp_kernels_scalar;
-#if defined(LLMK_HAVE_AVX2)
-extern const llmk__tkp_kernels llmk__tkp_kernels_avx2;
-#endif
+#define LLMK__TKP_VARIANTS(X) \
+  LLMK__IF_AVX512(X(tkp, avx512)) LLMK__IF_AVX2(X(tkp, avx2)) X(tkp, scalar)
+LLMK__KERNEL_LIST(tkp, LLMK__TKP_VARIANTS)
 /* scalar kernels that SIMD kernels call for their tails */
 void llmk__tkp_masses_scalar(const float *x, const uint32_t *keys, size_t n, float max,
                              uint32_t min_key, float lo, float scale, uint64_t *mass,
@@ -208,9 +208,5 @@ size_t llmk__tkp_find_eq_avx2(const void *src, llmk_dtype dt, size_t n, uint32_t
 void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float max,
                               float xmin, uint64_t *tab, llmk__tkp_rider *rd);
 #endif
-#if defined(LLMK_HAVE_AVX512)
-extern const llmk__tkp_kernels llmk__tkp_kernels_avx512;
-#endif
-const llmk__tkp_kernels *llmk__tkp_kernels_for(llmk_isa isa);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-scalar.h"
+#include "kernels/convert/convert.h"
 
 static void f16_f32_avx2(float *dst, const void *src, size_t n) {
   const uint16_t *s = src;

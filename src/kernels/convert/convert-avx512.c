@@ -2,6 +2,7 @@
 #include "kernels/convert/convert-avx512.h"
 
 #include "dispatch/dispatch.h"
+#include "kernels/convert/convert.h"
 
 static void f16_f32_avx512(float *dst, const void *src, size_t n) {
   const uint16_t *s = src;

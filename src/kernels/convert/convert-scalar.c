@@ -1,6 +1,7 @@
 #include "kernels/convert/convert-scalar.h"
 
 #include "dispatch/dispatch.h"
+#include "kernels/convert/convert.h"
 
 #define LLMK__CVT_TO_F32(name, T, fn)                       \
   static void name(float *dst, const void *src, size_t n) { \

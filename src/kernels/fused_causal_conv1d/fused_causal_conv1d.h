@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "dispatch/dispatch.h"
 #include "kernels/common/exp.h"
 #include "kernels/convert/convert-elem.h"
 #include "llmk/types.h"
@@ -78,10 +79,9 @@ typedef struct llmk__conv1d_kernels {
   void (*seq)(const llmk__conv1d_seq *a);
 } llmk__conv1d_kernels;
 
-extern const llmk__conv1d_kernels llmk__conv1d_kernels_scalar;
-#if defined(LLMK_HAVE_AVX2)
-extern const llmk__conv1d_kernels llmk__conv1d_kernels_avx2;
-#endif
-const llmk__conv1d_kernels *llmk__conv1d_kernels_for(llmk_isa isa);
+/* The AVX2 kernel also serves AVX-512 machines: it is bound by the bf16/f16 rounding
+ * and the memory, and an AVX-512 variant has not been measured yet. */
+#define LLMK__CONV1D_VARIANTS(X) LLMK__IF_AVX2(X(conv1d, avx2)) X(conv1d, scalar)
+LLMK__KERNEL_LIST(conv1d, LLMK__CONV1D_VARIANTS)
 
 #endif

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch/dispatch.h"
 #include "llmk/types.h"
 
 typedef struct llmk__kv_kernels {
@@ -23,13 +24,8 @@ typedef struct llmk__kv_kernels {
   void (*fence)(void);
 } llmk__kv_kernels;
 
-extern const llmk__kv_kernels llmk__kv_kernels_scalar;
-#if defined(LLMK_HAVE_AVX2)
-extern const llmk__kv_kernels llmk__kv_kernels_avx2;
-#endif
-#if defined(LLMK_HAVE_AVX512)
-extern const llmk__kv_kernels llmk__kv_kernels_avx512;
-#endif
-const llmk__kv_kernels *llmk__kv_kernels_for(llmk_isa isa);
+#define LLMK__KV_VARIANTS(X) \
+  LLMK__IF_AVX512(X(kv, avx512)) LLMK__IF_AVX2(X(kv, avx2)) X(kv, scalar)
+LLMK__KERNEL_LIST(kv, LLMK__KV_VARIANTS)
 
 #endif

@@ -19,6 +19,7 @@
 #include "core/internal.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-elem.h"
+#include "kernels/convert/convert.h"
 #include "llmk/top_k_top_p.h"
 
 #define TRY(expr)                        \
@@ -179,7 +180,9 @@ static void part_task(void *job_arg, int ith, int nth) {
   j->fn(j->arg, ith, a, b);
 }
 
-static inline int team_parts(const team *tm) { return tm ? tm->parts : 1; }
+static inline int team_parts(const team *tm) {
+  return tm ? tm->parts : 1;
+}
 
 /* fn over [0, n) split into the team's parts (one part, [0, n), without a team) */
 static void team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
