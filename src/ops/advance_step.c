@@ -14,12 +14,6 @@ typedef struct advance_step_plan {
   const llmk__advance_step_kernels *kernels;
 } advance_step_plan;
 
-static llmk__iview view_of(const llmk_tensor *t) {
-  llmk__iview v = {(char *)t->data, t->dtype == LLMK_I64, t->rank > 0 ? t->strides[0] : 0,
-                   t->rank > 1 ? t->strides[1] : 0};
-  return v;
-}
-
 #define TRY(expr)                        \
   do {                                   \
     llmk_status st_ = (expr);            \
@@ -93,15 +87,15 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
   /* 5. strides, extents and data pointers */
   for (int i = 0; i < n; i++) TRY(llmk__check_tensor(op, names[i], t[i]));
 
-  a->input_tokens = view_of(t[TOK]);
-  a->sampled = view_of(t[SAMPLED]);
-  a->input_positions = view_of(t[POS]);
-  a->seq_lens = view_of(t[LENS]);
-  a->slot_mapping = view_of(t[SLOTS]);
-  a->block_tables = view_of(t[TABLES]);
+  a->input_tokens = llmk__view_of(t[TOK]);
+  a->sampled = llmk__view_of(t[SAMPLED]);
+  a->input_positions = llmk__view_of(t[POS]);
+  a->seq_lens = llmk__view_of(t[LENS]);
+  a->slot_mapping = llmk__view_of(t[SLOTS]);
+  a->block_tables = llmk__view_of(t[TABLES]);
   if (speculative) {
-    a->spec_token = view_of(t[SPEC]);
-    a->accepted_num = view_of(t[ACC]);
+    a->spec_token = llmk__view_of(t[SPEC]);
+    a->accepted_num = llmk__view_of(t[ACC]);
   }
   a->num_seqs = num_seqs;
   a->num_queries = num_queries;

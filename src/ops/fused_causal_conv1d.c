@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/view.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert.h"
 #include "llmk/causal_conv1d.h"
@@ -27,34 +28,6 @@ static const char op[] = "fused_causal_conv1d";
 #define FLOATS (LLMK__DT(LLMK_F32) | LLMK__DT(LLMK_F16) | LLMK__DT(LLMK_BF16))
 #define INTS (LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64))
 #define PARALLEL_MIN 65536 /* bytes moved below which the call stays on one thread */
-
-typedef struct ivec {
-  const char *data;
-  int64_t s0, s1;
-  bool i64;
-} ivec;
-
-static ivec ivec_of(const llmk_tensor *t) {
-  ivec v = {0};
-  if (!t) return v;
-  v.data = t->data;
-  v.i64 = t->dtype == LLMK_I64;
-  v.s0 = t->rank > 0 ? t->strides[0] : 0;
-  v.s1 = t->rank > 1 ? t->strides[1] : 0;
-  return v;
-}
-
-static inline int64_t iget(const ivec *v, int64_t i, int64_t j) {
-  int64_t e = i * v->s0 + j * v->s1;
-  if (v->i64) {
-    int64_t r;
-    memcpy(&r, v->data + e * 8, 8);
-    return r;
-  }
-  int32_t r;
-  memcpy(&r, v->data + e * 4, 4);
-  return r;
-}
 
 typedef struct seq_info {
   int64_t base;   /* element offset of token 0 in x */
@@ -79,7 +52,7 @@ typedef struct conv_plan {
   int64_t cs0, cs1;
   const char *w, *bias;
   int64_t ws0, bs0;
-  ivec qsl, ci, nacc, nct, first, last, init;
+  llmk__view qsl, ci, nacc, nct, first, last, init;
   bool has_ci, has_nacc, has_nct, apc;
   int64_t max_blocks, pad, max_query_len, block_size;
   int conv_mode;
@@ -262,13 +235,13 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   p->ws0 = w->strides[0];
   p->bias = t[BIAS].t ? t[BIAS].t->data : NULL;
   p->bs0 = t[BIAS].t ? t[BIAS].t->strides[0] : 0;
-  p->qsl = ivec_of(t[QSL].t);
-  p->ci = ivec_of(t[CI].t);
-  p->nacc = ivec_of(t[NACC].t);
-  p->nct = ivec_of(t[NCT].t);
-  p->first = ivec_of(t[FIRST].t);
-  p->last = ivec_of(t[LAST].t);
-  p->init = ivec_of(t[INIT].t);
+  p->qsl = llmk__view_of(t[QSL].t);
+  p->ci = llmk__view_of(t[CI].t);
+  p->nacc = llmk__view_of(t[NACC].t);
+  p->nct = llmk__view_of(t[NCT].t);
+  p->first = llmk__view_of(t[FIRST].t);
+  p->last = llmk__view_of(t[LAST].t);
+  p->init = llmk__view_of(t[INIT].t);
   p->has_ci = t[CI].t != NULL;
   p->has_nacc = t[NACC].t != NULL;
   p->has_nct = t[NCT].t != NULL;
@@ -356,7 +329,7 @@ static bool line_ok(const conv_plan *p, int64_t line) {
 }
 
 static int64_t fill_line(const conv_plan *p, const seq_info *s, int64_t b, int64_t c) {
-  return iget(&p->ci, b, s->first + c);
+  return llmk__view_get(&p->ci, b, s->first + c);
 }
 
 /* Every value rule, in batch order, before anything is written; fills seq_info. */
@@ -365,7 +338,7 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
   const int K = p->K;
   memset(written, 0, ((size_t)p->lines + 7) / 8);
   if (!p->S) {
-    int64_t q0 = iget(&p->qsl, 0, 0);
+    int64_t q0 = llmk__view_get(&p->qsl, 0, 0);
     if (q0 != 0)
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                          "query_start_loc[0]=%" PRId64 " must be 0", q0);
@@ -377,7 +350,7 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
       s->base = b * p->xs0;
       s->L = p->S;
     } else {
-      int64_t q0 = iget(&p->qsl, b, 0), q1 = iget(&p->qsl, b + 1, 0);
+      int64_t q0 = llmk__view_get(&p->qsl, b, 0), q1 = llmk__view_get(&p->qsl, b + 1, 0);
       if (q1 <= q0)
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                            "query_start_loc[%" PRId64 "]=%" PRId64
@@ -395,20 +368,20 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
                          "sequence %" PRId64 " has %" PRId64
                          " tokens, more than max_query_len=%" PRId64,
                          b, s->L, p->max_query_len);
-    int64_t nct = p->has_nct ? iget(&p->nct, b, 0) : -1;
+    int64_t nct = p->has_nct ? llmk__view_get(&p->nct, b, 0) : -1;
     if (p->has_nct && nct < 0)
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                          "num_computed_tokens[%" PRId64 "]=%" PRId64 " must be >= 0", b,
                          nct);
     int64_t first = 0, last = 0, init = 0;
     if (p->apc) {
-      const ivec *iv[3] = {&p->first, &p->last, &p->init};
+      const llmk__view *iv[3] = {&p->first, &p->last, &p->init};
       static const char *const nm[3] = {"block_idx_first_scheduled_token",
                                         "block_idx_last_scheduled_token",
                                         "initial_state_idx"};
       int64_t v[3];
       for (int i = 0; i < 3; i++) {
-        v[i] = iget(iv[i], b, 0);
+        v[i] = llmk__view_get(iv[i], b, 0);
         if (v[i] < 0 || v[i] >= p->max_blocks)
           return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                              "%s[%" PRId64 "]=%" PRId64
@@ -424,10 +397,10 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
             "block_idx_last_scheduled_token=%" PRId64,
             b, init > last ? "initial_state_idx" : "block_idx_first_scheduled_token",
             init > last ? init : first, last);
-      s->R = iget(&p->ci, b, init);
-      s->W = iget(&p->ci, b, last);
+      s->R = llmk__view_get(&p->ci, b, init);
+      s->W = llmk__view_get(&p->ci, b, last);
     } else {
-      s->R = s->W = p->has_ci ? iget(&p->ci, b, 0) : b;
+      s->R = s->W = p->has_ci ? llmk__view_get(&p->ci, b, 0) : b;
     }
     const char *ci_name = p->has_ci ? "cache_indices" : "line (batch index)";
     if (!line_ok(p, s->R))
@@ -449,7 +422,7 @@ static llmk_status check_values(const conv_plan *p, uint8_t *written, seq_info *
       s->zero_hist = true;
       s->offset = 0;
     } else if (p->has_nacc) {
-      int64_t na = iget(&p->nacc, b, 0);
+      int64_t na = llmk__view_get(&p->nacc, b, 0);
       if (na > p->C - K + 2)
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                            "num_accepted_tokens[%" PRId64 "]=%" PRId64

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/view.h"
 #include "dispatch/dispatch.h"
-#include "kernels/advance_step/advance_step.h" /* llmk__iview */
 #include "kernels/convert/convert-elem.h"
 #include "llmk/kv_cache.h"
 
@@ -69,8 +69,8 @@ typedef struct kv_plan {
   bool gather;
   kv_side side[2];
   int64_t T, num_blocks, block_size;
-  llmk__iview slots;        /* scatter: [T] */
-  llmk__iview tables, lens; /* gather: [B, max_blocks], [B] */
+  llmk__view slots;        /* scatter: [T] */
+  llmk__view tables, lens; /* gather: [B, max_blocks], [B] */
   int64_t B, max_blocks;
   const llmk__kv_kernels *kern;
 } kv_plan;
@@ -331,15 +331,12 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   p.num_blocks = nb;
   p.block_size = bs;
   if (gather) {
-    p.tables = (llmk__iview){(char *)index_a->data, index_a->dtype == LLMK_I64,
-                             index_a->strides[0], index_a->strides[1]};
-    p.lens = (llmk__iview){(char *)index_b->data, index_b->dtype == LLMK_I64,
-                           index_b->strides[0], 0};
+    p.tables = llmk__view_of(index_a);
+    p.lens = llmk__view_of(index_b);
     p.B = index_a->shape[0];
     p.max_blocks = index_a->shape[1];
   } else {
-    p.slots = (llmk__iview){(char *)index_a->data, index_a->dtype == LLMK_I64,
-                            index_a->strides[0], 0};
+    p.slots = llmk__view_of(index_a);
   }
   /* runs */
   int64_t counts[2] = {0, 0}, units[2] = {0, 0};
@@ -731,10 +728,10 @@ static void scatter_range(void *arg, int64_t t0, int64_t t1) {
   bool grouping = p->side[0].group || p->side[1].group;
   for (int64_t t = t0; t < t1;) {
     if (!j->stream && t + KV_PREFETCH_AHEAD < t1) {
-      int64_t ps = llmk__iv_get(&p->slots, t + KV_PREFETCH_AHEAD, 0);
+      int64_t ps = llmk__view_get(&p->slots, t + KV_PREFETCH_AHEAD, 0);
       if (ps >= 0) prefetch_slot(p, ps, true);
     }
-    int64_t s = llmk__iv_get(&p->slots, t, 0);
+    int64_t s = llmk__view_get(&p->slots, t, 0);
     if (s < 0 || (j->skip && j->skip[t])) {
       t++;
       continue;
@@ -743,7 +740,7 @@ static void scatter_range(void *arg, int64_t t0, int64_t t1) {
     if (grouping) {
       int64_t room = p->block_size - s % p->block_size;
       while (g < KV_GROUP_MAX && g < room && t + g < t1 &&
-             llmk__iv_get(&p->slots, t + g, 0) == s + g && !(j->skip && j->skip[t + g]))
+             llmk__view_get(&p->slots, t + g, 0) == s + g && !(j->skip && j->skip[t + g]))
         g++;
     }
     move_slots(p, t, g, s, j->stream);
@@ -763,7 +760,7 @@ static unsigned char *mark_overwritten(const kv_plan *p, void *workspace) {
   for (size_t i = 0; i < cap; i++) table[2 * i] = -1;
   memset(skip, 0, (size_t)T);
   for (int64_t t = 0; t < T; t++) {
-    int64_t s = llmk__iv_get(&p->slots, t, 0);
+    int64_t s = llmk__view_get(&p->slots, t, 0);
     if (s < 0) continue;
     uint64_t h = (uint64_t)s * 0x9e3779b97f4a7c15ull;
     for (size_t i = (size_t)(h >> 32) & (cap - 1);; i = (i + 1) & (cap - 1)) {
@@ -792,7 +789,7 @@ llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size,
     st = check_scales(p);
     int64_t num_slots = p->num_blocks * p->block_size;
     for (int64_t t = 0; st == LLMK_SUCCESS && t < p->T; t++) {
-      int64_t s = llmk__iv_get(&p->slots, t, 0);
+      int64_t s = llmk__view_get(&p->slots, t, 0);
       if (s >= num_slots)
         st = llmk__error(LLMK_ERROR_INVALID_VALUE, scatter_op,
                          "slot_mapping[%" PRId64 "]=%" PRId64
@@ -845,7 +842,7 @@ static void gather_range(void *arg, int64_t t0, int64_t t1) {
       if (g > t1 - t) g = t1 - t;
       if (g > KV_GROUP_MAX) g = KV_GROUP_MAX;
     }
-    int64_t blk = llmk__iv_get(&p->tables, i, pos / p->block_size);
+    int64_t blk = llmk__view_get(&p->tables, i, pos / p->block_size);
     move_slots(p, t, g, blk * p->block_size + o, j->stream);
     t += g;
     pos += g;
@@ -864,7 +861,7 @@ llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size,
     st = check_scales(p);
     int64_t total = 0;
     for (int64_t i = 0; st == LLMK_SUCCESS && i < p->B; i++) {
-      int64_t len = llmk__iv_get(&p->lens, i, 0);
+      int64_t len = llmk__view_get(&p->lens, i, 0);
       if (len < 0) {
         st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
                          "seq_lens[%" PRId64 "]=%" PRId64 " is negative", i, len);
@@ -882,7 +879,7 @@ llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size,
         break;
       }
       for (int64_t b = 0; b < blocks; b++) {
-        int64_t id = llmk__iv_get(&p->tables, i, b);
+        int64_t id = llmk__view_get(&p->tables, i, b);
         if (id < 0 || id >= p->num_blocks) {
           st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
                            "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64

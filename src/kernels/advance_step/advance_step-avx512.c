@@ -9,7 +9,7 @@
 #include "dispatch/dispatch.h"
 #include "kernels/advance_step/advance_step.h"
 
-static bool contiguous(const llmk__iview *v, int64_t n) {
+static bool contiguous(const llmk__view *v, int64_t n) {
   return v->s0 == 1 || n <= 1;
 }
 
@@ -26,7 +26,7 @@ static inline __mmask8 lanes(int64_t left) {
 
 /* Masked memory access only for the last, partial chunk: on some cores masked stores
  * are much slower than plain ones. */
-static inline __m512i load8(const llmk__iview *v, int64_t i, __mmask8 m) {
+static inline __m512i load8(const llmk__view *v, int64_t i, __mmask8 m) {
   if (v->is64) {
     const int64_t *p = (const int64_t *)(const void *)v->data + i;
     return m == 0xff ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi64(m, p);
@@ -37,7 +37,7 @@ static inline __m512i load8(const llmk__iview *v, int64_t i, __mmask8 m) {
                                    : _mm256_maskz_loadu_epi32(m, p));
 }
 
-static inline void store8(const llmk__iview *v, int64_t i, __mmask8 m, __m512i x) {
+static inline void store8(const llmk__view *v, int64_t i, __mmask8 m, __m512i x) {
   if (v->is64) {
     int64_t *p = (int64_t *)(void *)v->data + i;
     if (m == 0xff)
@@ -74,7 +74,7 @@ static inline chunk load_chunk(const llmk__advance_step_args *a, int64_t q, __mm
         _mm512_roundscale_pd(quo, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
   }
   ok &= _mm512_cmplt_epi64_mask(c.b, _mm512_set1_epi64(a->max_blocks));
-  const llmk__iview *t = &a->block_tables;
+  const llmk__view *t = &a->block_tables;
   __m512i rows =
       _mm512_add_epi64(_mm512_set1_epi64(q), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
   __m512i idx = _mm512_add_epi64(

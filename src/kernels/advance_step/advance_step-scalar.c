@@ -15,7 +15,7 @@ static llmk_status lookup_slot(const llmk__advance_step_args *a, int64_t row, in
                        "%s[%" PRId64 "] gives position %" PRId64 ", block %" PRId64
                        " of block_tables row %" PRId64 ", but max_blocks=%" PRId64,
                        pos_name, pos_index, pos, b, row, a->max_blocks);
-  int64_t blk = llmk__iv_get(&a->block_tables, row, b);
+  int64_t blk = llmk__view_get(&a->block_tables, row, b);
   if (blk < 0)
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64 " is negative",
@@ -39,7 +39,7 @@ static llmk_status not_fit(const char *what, int64_t index, int64_t value) {
 
 /* The detailed check of one plain row, which also writes the message. */
 static LLMK__COLD llmk_status diagnose_row(const llmk__advance_step_args *a, int64_t q) {
-  int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
+  int64_t pos = llmk__view_get(&a->seq_lens, q, 0);
   if (pos < 0 || pos == INT64_MAX)
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q,
@@ -47,27 +47,29 @@ static LLMK__COLD llmk_status diagnose_row(const llmk__advance_step_args *a, int
   int64_t slot = 0;
   llmk_status st = lookup_slot(a, q, pos, "seq_lens", q, &slot);
   if (st != LLMK_SUCCESS) return st;
-  int64_t token = llmk__iv_get(&a->sampled, q, 0);
-  if (!llmk__iv_fits(&a->input_tokens, token)) return not_fit("input_tokens", q, token);
-  if (!llmk__iv_fits(&a->input_positions, pos)) return not_fit("input_positions", q, pos);
-  if (!llmk__iv_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", q, pos + 1);
-  if (!llmk__iv_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", q, slot);
+  int64_t token = llmk__view_get(&a->sampled, q, 0);
+  if (!llmk__view_fits(&a->input_tokens, token)) return not_fit("input_tokens", q, token);
+  if (!llmk__view_fits(&a->input_positions, pos))
+    return not_fit("input_positions", q, pos);
+  if (!llmk__view_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", q, pos + 1);
+  if (!llmk__view_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", q, slot);
   return LLMK_SUCCESS;
 }
 
 /* The same rules as diagnose_row() as one predicate, for the common all-valid case. */
 static inline bool row_ok(const llmk__advance_step_args *a, int64_t q) {
-  int64_t pos = llmk__iv_get(&a->seq_lens, q, 0), bs = a->block_size, slot;
+  int64_t pos = llmk__view_get(&a->seq_lens, q, 0), bs = a->block_size, slot;
   if ((uint64_t)pos >= (uint64_t)INT64_MAX) return false;
   int64_t b = llmk__div(&a->div, pos);
   if (b >= a->max_blocks) return false;
-  int64_t blk = llmk__iv_get(&a->block_tables, q, b);
+  int64_t blk = llmk__view_get(&a->block_tables, q, b);
   if (blk < 0 || __builtin_mul_overflow(blk, bs, &slot) ||
       __builtin_add_overflow(slot, pos - b * bs, &slot))
     return false;
-  return llmk__iv_fits(&a->input_tokens, llmk__iv_get(&a->sampled, q, 0)) &&
-         llmk__iv_fits(&a->seq_lens, pos + 1) &&
-         llmk__iv_fits(&a->input_positions, pos) && llmk__iv_fits(&a->slot_mapping, slot);
+  return llmk__view_fits(&a->input_tokens, llmk__view_get(&a->sampled, q, 0)) &&
+         llmk__view_fits(&a->seq_lens, pos + 1) &&
+         llmk__view_fits(&a->input_positions, pos) &&
+         llmk__view_fits(&a->slot_mapping, slot);
 }
 
 llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *args, int64_t q0,
@@ -85,14 +87,14 @@ llmk_status llmk__advance_step_check_rows(const llmk__advance_step_args *args, i
 static int64_t first_rejected(const llmk__advance_step_args *a, int64_t i) {
   int64_t T = a->spec_len + 1;
   for (int64_t j = 0; j < T; j++)
-    if (llmk__iv_get(&a->sampled, i, j) == -1) return j;
+    if (llmk__view_get(&a->sampled, i, j) == -1) return j;
   return T;
 }
 
 static llmk_status check_speculative(const llmk__advance_step_args *a) {
   int64_t S = a->spec_len, T = S + 1;
   for (int64_t i = 0; i < a->num_seqs; i++) {
-    int64_t acc = llmk__iv_get(&a->accepted_num, i, 0);
+    int64_t acc = llmk__view_get(&a->accepted_num, i, 0);
     if (acc < 0)
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                          "accepted_num[%" PRId64 "]=%" PRId64 " is negative", i, acc);
@@ -100,16 +102,16 @@ static llmk_status check_speculative(const llmk__advance_step_args *a) {
     if (f == 0)
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                          "sampled_token_ids[%" PRId64 "][0] is -1: no accepted token", i);
-    int64_t last = llmk__iv_get(&a->sampled, i, f - 1);
-    if (!llmk__iv_fits(&a->input_tokens, last))
+    int64_t last = llmk__view_get(&a->sampled, i, f - 1);
+    if (!llmk__view_fits(&a->input_tokens, last))
       return not_fit("input_tokens", i * T, last);
     for (int64_t s = 0; s < S; s++) {
-      int64_t tok = llmk__iv_get(&a->spec_token, i, s);
-      if (!llmk__iv_fits(&a->input_tokens, tok))
+      int64_t tok = llmk__view_get(&a->spec_token, i, s);
+      if (!llmk__view_fits(&a->input_tokens, tok))
         return not_fit("input_tokens", i * T + 1 + s, tok);
     }
     for (int64_t j = 0; j < T; j++) {
-      int64_t k = i * T + j, old = llmk__iv_get(&a->input_positions, k, 0), pos;
+      int64_t k = i * T + j, old = llmk__view_get(&a->input_positions, k, 0), pos;
       if (old < 0)
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                            "input_positions[%" PRId64 "]=%" PRId64 " is negative", k,
@@ -123,10 +125,11 @@ static llmk_status check_speculative(const llmk__advance_step_args *a) {
       int64_t slot = 0;
       llmk_status st = lookup_slot(a, i, pos, "input_positions", k, &slot);
       if (st != LLMK_SUCCESS) return st;
-      if (!llmk__iv_fits(&a->input_positions, pos))
+      if (!llmk__view_fits(&a->input_positions, pos))
         return not_fit("input_positions", k, pos);
-      if (!llmk__iv_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", k, pos + 1);
-      if (!llmk__iv_fits(&a->slot_mapping, slot)) return not_fit("slot_mapping", k, slot);
+      if (!llmk__view_fits(&a->seq_lens, pos + 1)) return not_fit("seq_lens", k, pos + 1);
+      if (!llmk__view_fits(&a->slot_mapping, slot))
+        return not_fit("slot_mapping", k, slot);
     }
   }
   return LLMK_SUCCESS;
@@ -139,40 +142,41 @@ void llmk__advance_step_run_rows(const llmk__advance_step_args *args, int64_t q0
   const llmk__advance_step_args local = *args, *a = &local;
   int64_t bs = a->block_size;
   for (int64_t q = q0; q < q1; q++) {
-    int64_t pos = llmk__iv_get(&a->seq_lens, q, 0);
+    int64_t pos = llmk__view_get(&a->seq_lens, q, 0);
     int64_t b = llmk__div(&a->div, pos);
-    int64_t blk = llmk__iv_get(&a->block_tables, q, b);
-    llmk__iv_set(&a->input_tokens, q, llmk__iv_get(&a->sampled, q, 0));
-    llmk__iv_set(&a->input_positions, q, pos);
-    llmk__iv_set(&a->seq_lens, q, pos + 1);
-    llmk__iv_set(&a->slot_mapping, q, (blk - b) * bs + pos);
+    int64_t blk = llmk__view_get(&a->block_tables, q, b);
+    llmk__view_set(&a->input_tokens, q, llmk__view_get(&a->sampled, q, 0));
+    llmk__view_set(&a->input_positions, q, pos);
+    llmk__view_set(&a->seq_lens, q, pos + 1);
+    llmk__view_set(&a->slot_mapping, q, (blk - b) * bs + pos);
   }
 }
 
 void llmk__advance_step_pad(const llmk__advance_step_args *a) {
   for (int64_t q = a->num_queries; q < a->num_seqs; q++) {
-    llmk__iv_set(&a->input_tokens, q, 0);
-    llmk__iv_set(&a->input_positions, q, 0);
-    llmk__iv_set(&a->slot_mapping, q, -1);
+    llmk__view_set(&a->input_tokens, q, 0);
+    llmk__view_set(&a->input_positions, q, 0);
+    llmk__view_set(&a->slot_mapping, q, -1);
   }
 }
 
 static void run_speculative(const llmk__advance_step_args *a) {
   int64_t S = a->spec_len, T = S + 1, bs = a->block_size;
   for (int64_t i = 0; i < a->num_seqs; i++) {
-    int64_t acc = llmk__iv_get(&a->accepted_num, i, 0);
-    int64_t last = llmk__iv_get(&a->sampled, i, first_rejected(a, i) - 1);
-    llmk__iv_set(&a->input_tokens, i * T, last);
+    int64_t acc = llmk__view_get(&a->accepted_num, i, 0);
+    int64_t last = llmk__view_get(&a->sampled, i, first_rejected(a, i) - 1);
+    llmk__view_set(&a->input_tokens, i * T, last);
     for (int64_t s = 0; s < S; s++)
-      llmk__iv_set(&a->input_tokens, i * T + 1 + s, llmk__iv_get(&a->spec_token, i, s));
+      llmk__view_set(&a->input_tokens, i * T + 1 + s,
+                     llmk__view_get(&a->spec_token, i, s));
     for (int64_t j = 0; j < T; j++) {
       int64_t k = i * T + j;
-      int64_t pos = llmk__iv_get(&a->input_positions, k, 0) + acc + 1;
+      int64_t pos = llmk__view_get(&a->input_positions, k, 0) + acc + 1;
       int64_t b = llmk__div(&a->div, pos);
-      int64_t blk = llmk__iv_get(&a->block_tables, i, b);
-      llmk__iv_set(&a->input_positions, k, pos);
-      llmk__iv_set(&a->seq_lens, k, pos + 1);
-      llmk__iv_set(&a->slot_mapping, k, (blk - b) * bs + pos);
+      int64_t blk = llmk__view_get(&a->block_tables, i, b);
+      llmk__view_set(&a->input_positions, k, pos);
+      llmk__view_set(&a->seq_lens, k, pos + 1);
+      llmk__view_set(&a->slot_mapping, k, (blk - b) * bs + pos);
     }
   }
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/view.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-elem.h"
 #include "kernels/convert/convert.h"
@@ -30,63 +31,17 @@
 
 enum { MODE_FILTER, MODE_SORTED, MODE_SAMPLE };
 
-typedef struct vec {
-  char *data;
-  llmk_dtype dtype;
-  int64_t s0, s1;
-} vec;
-
 typedef struct tkp_plan {
   const char *op;
   int mode;
   int64_t B, V;
-  vec logits, out, p, k, min_p, kept, temperature, seed, offset, ids, sv, si;
+  llmk__view logits, out, p, k, min_p, kept, temperature, seed, offset, ids, sv, si;
   int workers;
   size_t worker_bytes;
   bool stream; /* outputs larger than the caches: written around them */
   const llmk__tkp_kernels *kern;
   const llmk__convert_kernels *cvt; /* widening of f16 / bf16 rows */
 } tkp_plan;
-
-static vec vec_of(const llmk_tensor *t) {
-  vec v = {0};
-  if (!t) return v;
-  v.data = t->data;
-  v.dtype = t->dtype;
-  v.s0 = t->rank > 0 ? t->strides[0] : 0;
-  v.s1 = t->rank > 1 ? t->strides[1] : 0;
-  return v;
-}
-
-static inline const char *elem(const vec *v, int64_t i, int64_t j) {
-  return v->data + (size_t)(i * v->s0 + j * v->s1) * llmk_dtype_size(v->dtype);
-}
-
-static inline float get_f(const vec *v, int64_t i) {
-  return llmk__load_f32(elem(v, i, 0), v->dtype);
-}
-
-static inline int64_t get_i(const vec *v, int64_t i) {
-  const char *e = elem(v, i, 0);
-  if (v->dtype == LLMK_I64) {
-    int64_t x;
-    memcpy(&x, e, 8);
-    return x;
-  }
-  int32_t x;
-  memcpy(&x, e, 4);
-  return x;
-}
-
-static inline void set_i(const vec *v, int64_t i, int64_t x) {
-  char *e = (char *)elem(v, i, 0);
-  if (v->dtype == LLMK_I64)
-    memcpy(e, &x, 8);
-  else {
-    int32_t y = (int32_t)x;
-    memcpy(e, &y, 4);
-  }
-}
 
 /* ---------------------------------------------------------------- scratch */
 
@@ -202,7 +157,7 @@ enum { MAX_PARTS = LLMK__MAX_TASKS };
 typedef struct step_job {
   const tkp_plan *pl;
   const scratch *ps; /* per-part scratch: ps[part] (ps[0] when there is no team) */
-  const vec *v;
+  const llmk__view *v;
   int64_t r;
   float *row;
   uint32_t *keys;
@@ -221,7 +176,7 @@ static const scratch *part_scratch(const step_job *j, int part) {
 /* Widens row r of v into row[a, b) and computes its keys; u32[part] = largest key. */
 static void load_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
-  const char *base = elem(j->v, j->r, 0);
+  const char *base = llmk__view_at(j->v, j->r, 0);
   size_t esz = llmk_dtype_size(j->v->dtype), step = (size_t)j->v->s1 * esz;
   if (j->v->dtype == LLMK_F32 && j->v->s1 == 1) {
     if ((const char *)j->row != base)
@@ -249,7 +204,7 @@ typedef struct rowctx {
   const void *src;
   llmk_dtype dt;
   size_t esz;
-  const vec *v; /* the row r of v, for need_keys */
+  const llmk__view *v; /* the row r of v, for need_keys */
   int64_t r;
   bool have_keys, have_max, have_min;
   uint32_t max_key;
@@ -282,7 +237,7 @@ static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
 
 /* Row r of v into s->row / s->keys; returns the largest key. */
 static uint32_t team_load(const tkp_plan *pl, const team *tm, const scratch *s,
-                          const vec *v, int64_t r) {
+                          const llmk__view *v, int64_t r) {
   step_job j = {
       .pl = pl, .ps = tm ? tm->ps : s, .v = v, .r = r, .row = s->row, .keys = s->keys};
   team_run(tm, pl->V, load_part, &j);
@@ -458,11 +413,11 @@ static inline int64_t sample_run_at(int64_t V, int64_t runs, int64_t r) {
 
 /* Asks for the cache lines of the pivot's sample of row r of v (contiguous), which the
  * next row's pivot would otherwise wait for, one miss after another. */
-static void prefetch_sample(const vec *v, int64_t r, int64_t V) {
+static void prefetch_sample(const llmk__view *v, int64_t r, int64_t V) {
   int64_t runs = sample_runs(V);
   size_t esz = llmk_dtype_size(v->dtype);
   if (runs < 8 || v->s1 != 1) return;
-  const char *base = elem(v, r, 0);
+  const char *base = llmk__view_at(v, r, 0);
   for (int64_t q = 0; q < runs; q++)
     for (int64_t j = 0; j < RUN; j += 64 / (int64_t)esz)
       __builtin_prefetch(base + (size_t)(sample_run_at(V, runs, q) + j) * esz);
@@ -1053,8 +1008,8 @@ static inline bool keep_entry(const row_result *r, float x, uint32_t key, int64_
 }
 
 /* Widens row r of v into row[0..V). */
-static void load_row(const vec *v, int64_t r, int64_t V, float *row) {
-  const char *base = elem(v, r, 0);
+static void load_row(const llmk__view *v, int64_t r, int64_t V, float *row) {
+  const char *base = llmk__view_at(v, r, 0);
   size_t esz = llmk_dtype_size(v->dtype), step = (size_t)v->s1 * esz;
   if (v->dtype == LLMK_F32 && v->s1 == 1)
     memcpy(row, base, (size_t)V * 4);
@@ -1248,10 +1203,10 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   scratch local = *s0, *s = &local;
   rowctx rc = {.v = &pl->logits, .r = r};
   if (pl->logits.s1 == 1) { /* read the row where it is */
-    rc.src = elem(&pl->logits, r, 0);
+    rc.src = llmk__view_at(&pl->logits, r, 0);
     rc.dt = pl->logits.dtype;
     rc.esz = llmk_dtype_size(rc.dt);
-    if (rc.dt == LLMK_F32) local.row = (float *)(void *)elem(&pl->logits, r, 0);
+    if (rc.dt == LLMK_F32) local.row = (float *)(void *)llmk__view_at(&pl->logits, r, 0);
   } else {
     need_keys(pl, tm, s, &rc);
     rc.src = s->row;
@@ -1260,14 +1215,14 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   }
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL,
        has_m = pl->min_p.data != NULL;
-  int64_t k = has_k ? get_i(&pl->k, r) : 0;
-  float min_p = has_m ? get_f(&pl->min_p, r) : 0;
+  int64_t k = has_k ? llmk__view_get(&pl->k, r, 0) : 0;
+  float min_p = has_m ? llmk__view_get_f(&pl->min_p, r, 0) : 0;
   write_job wj = {.pl = pl,
                   .s = s,
                   .ps = tm ? tm->ps : s,
                   .rc = &rc,
-                  .src = elem(&pl->logits, r, 0),
-                  .dst = (char *)elem(&pl->out, r, 0)};
+                  .src = llmk__view_at(&pl->logits, r, 0),
+                  .dst = (char *)llmk__view_at(&pl->out, r, 0)};
   wj.in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                 pl->out.s1 == pl->logits.s1;
   wj.mode = wj.in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0;
@@ -1291,8 +1246,8 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
       ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
     }
   }
-  filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m,
-             min_p, ncand, &rr);
+  filter_row(pl, tm, s, &rc, V, has_k, k, has_p,
+             has_p ? llmk__view_get_f(&pl->p, r, 0) : 0, has_m, min_p, ncand, &rr);
   const uint32_t *lk = NULL, *li = NULL;
   int64_t n = 0;
   if (written && ncand >= k && ncand <= CAND_CAP) { /* the candidates, all >= tau */
@@ -1363,7 +1318,7 @@ static void filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, in
   } else {
     kept -= group_kept * mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
   }
-  if (pl->kept.data) set_i(&pl->kept, r, kept);
+  if (pl->kept.data) llmk__view_set(&pl->kept, r, kept);
 }
 
 /* ----------------------------------------------------------------- sampling */
@@ -1425,7 +1380,7 @@ static void race_part(void *arg, int part, int64_t a, int64_t b) {
 
 static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int64_t r) {
   int64_t V = pl->V;
-  float t = pl->temperature.data ? get_f(&pl->temperature, r) : 1.0f;
+  float t = pl->temperature.data ? llmk__view_get_f(&pl->temperature, r, 0) : 1.0f;
   uint32_t max_key = team_load(pl, tm, s, &pl->logits, r);
   int64_t best = 0; /* greedy: the lowest index of the largest key */
   while (s->keys[best] != max_key) best++;
@@ -1445,20 +1400,22 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
                  .have_keys = true,
                  .have_max = true,
                  .max_key = ymax};
-    int64_t k = has_k ? get_i(&pl->k, r) : 0, ncand = -1;
+    int64_t k = has_k ? llmk__view_get(&pl->k, r, 0) : 0, ncand = -1;
     uint32_t tau;
     if (has_k && k >= 1 && k <= V - 1 && pivot_tau(pl, s, &rc, V, k, &tau))
       ncand = team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
-    filter_row(pl, tm, s, &rc, V, has_k, k, has_p, has_p ? get_f(&pl->p, r) : 0, has_m,
-               has_m ? get_f(&pl->min_p, r) : 0, ncand, &rr);
+    filter_row(pl, tm, s, &rc, V, has_k, k, has_p,
+               has_p ? llmk__view_get_f(&pl->p, r, 0) : 0, has_m,
+               has_m ? llmk__view_get_f(&pl->min_p, r, 0) : 0, ncand, &rr);
     if (rr.pending)
       resolve_window(pl, tm, s, &rc, &rr, s->cidx,
                      gather_window(pl, tm, s, &rc, &rr, s->cidx));
-    race_job rj = {.pl = pl,
-                   .s = s,
-                   .rr = &rr,
-                   .seed = (uint64_t)get_i(&pl->seed, r),
-                   .offset = pl->offset.data ? (uint64_t)get_i(&pl->offset, r) : 0};
+    race_job rj = {
+        .pl = pl,
+        .s = s,
+        .rr = &rr,
+        .seed = (uint64_t)llmk__view_get(&pl->seed, r, 0),
+        .offset = pl->offset.data ? (uint64_t)llmk__view_get(&pl->offset, r, 0) : 0};
     team_run(tm, V, race_part, &rj);
     double best_score = -1.0;
     for (int p = 0; p < team_parts(tm);
@@ -1468,7 +1425,7 @@ static void sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int
         best = rj.best[p];
       }
   }
-  set_i(&pl->ids, r, best);
+  llmk__view_set(&pl->ids, r, best);
 }
 
 /* --------------------------------------------------------------- with sorted */
@@ -1477,7 +1434,7 @@ static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   int64_t V = pl->V;
   load_row(&pl->sv, r, V, s->row);
   bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL;
-  int64_t k = has_k ? get_i(&pl->k, r) : 0,
+  int64_t k = has_k ? llmk__view_get(&pl->k, r, 0) : 0,
           first = 0; /* sorted positions < first: masked */
   if (has_k && k >= 1 && k <= V - 1) {
     uint32_t t = llmk__key_of(s->row[V - k]);
@@ -1489,7 +1446,7 @@ static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   bool finite = max_key < LLMK__KEY_PINF && max_key > LLMK__KEY_NINF;
   int64_t pfirst = first;
   if (has_p && finite) {
-    float thr = 1.0f - get_f(&pl->p, r);
+    float thr = 1.0f - llmk__view_get_f(&pl->p, r, 0);
     if (thr <= 0.0f) { /* p == 1: only entries of probability exactly 0 go */
       while (pfirst < V - 1 && llmk__exp_nonpos_fma(s->row[pfirst] - max) == 0.0f)
         pfirst++;
@@ -1519,12 +1476,14 @@ static void sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
   size_t esz = llmk_dtype_size(pl->out.dtype);
   bool values = pl->logits.data != NULL;
   for (int64_t j = 0; j < V; j++) {
-    int64_t idx = get_i(&(vec){(char *)elem(&pl->si, r, 0), LLMK_I32, pl->si.s1, 0}, j);
-    char *dst = (char *)elem(&pl->out, r, idx);
+    int64_t idx = llmk__view_get(&pl->si, r, j);
+    char *dst = (char *)llmk__view_at(&pl->out, r, idx);
     if (j < pfirst)
       store_neg_inf(dst, pl->out.dtype);
     else
-      memcpy(dst, values ? elem(&pl->logits, r, idx) : elem(&pl->sv, r, j), esz);
+      memcpy(dst,
+             values ? llmk__view_at(&pl->logits, r, idx) : llmk__view_at(&pl->sv, r, j),
+             esz);
   }
 }
 
@@ -1612,18 +1571,18 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   pl.mode = mode;
   pl.B = B;
   pl.V = V;
-  pl.logits = vec_of(mode == MODE_SORTED ? logits2.t : values.t);
-  pl.sv = mode == MODE_SORTED ? vec_of(values.t) : (vec){0};
-  pl.si = vec_of(si.t);
-  pl.p = vec_of(p.t);
-  pl.k = vec_of(k.t);
-  pl.min_p = vec_of(min_p.t);
-  pl.out = vec_of(out.t);
-  pl.kept = vec_of(kept.t);
-  pl.temperature = vec_of(temperature.t);
-  pl.seed = vec_of(seed.t);
-  pl.offset = vec_of(offset.t);
-  pl.ids = vec_of(ids.t);
+  pl.logits = llmk__view_of(mode == MODE_SORTED ? logits2.t : values.t);
+  pl.sv = mode == MODE_SORTED ? llmk__view_of(values.t) : (llmk__view){0};
+  pl.si = llmk__view_of(si.t);
+  pl.p = llmk__view_of(p.t);
+  pl.k = llmk__view_of(k.t);
+  pl.min_p = llmk__view_of(min_p.t);
+  pl.out = llmk__view_of(out.t);
+  pl.kept = llmk__view_of(kept.t);
+  pl.temperature = llmk__view_of(temperature.t);
+  pl.seed = llmk__view_of(seed.t);
+  pl.offset = llmk__view_of(offset.t);
+  pl.ids = llmk__view_of(ids.t);
   int cpus = llmk__plan_tasks();
   int64_t w = B < cpus ? B : cpus;
   if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED)
@@ -1692,19 +1651,19 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
   const char *op = pl->op;
   for (int64_t r = 0; r < pl->B; r++) {
     if (pl->p.data) {
-      float v = get_f(&pl->p, r);
+      float v = llmk__view_get_f(&pl->p, r, 0);
       if (!(v >= 0.0f && v <= 1.0f))
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                            "p[%" PRId64 "]=%g must be in [0, 1]", r, (double)v);
     }
     if (pl->min_p.data) {
-      float v = get_f(&pl->min_p, r);
+      float v = llmk__view_get_f(&pl->min_p, r, 0);
       if (!(v >= 0.0f && v <= 1.0f))
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                            "min_p[%" PRId64 "]=%g must be in [0, 1]", r, (double)v);
     }
     if (pl->temperature.data) {
-      float v = get_f(&pl->temperature, r);
+      float v = llmk__view_get_f(&pl->temperature, r, 0);
       if (!(v >= 0.0f) || isinf(v))
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                            "temperature[%" PRId64 "]=%g must be finite and >= 0", r,
@@ -1717,7 +1676,7 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
       memset(seen, 0, (size_t)pl->V);
       for (int64_t j = 0; j < pl->V; j++) {
         int32_t idx;
-        memcpy(&idx, elem(&pl->si, r, j), 4);
+        memcpy(&idx, llmk__view_at(&pl->si, r, j), 4);
         if (idx < 0 || idx >= pl->V || seen[idx])
           return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                              "sorted_indices[%" PRId64 "][%" PRId64 "]=%d is %s", r, j,
@@ -1750,11 +1709,11 @@ static bool pipe_row(const tkp_plan *pl, int64_t r, float *thr) {
       (uint64_t)pl->V > LLMK__TKP_MB_MAX_N)
     return false;
   if (pl->k.data) {
-    int64_t k = get_i(&pl->k, r);
+    int64_t k = llmk__view_get(&pl->k, r, 0);
     if (k >= 1 && k <= pl->V - 1) return false;
   }
-  if (pl->min_p.data && get_f(&pl->min_p, r) > 0.0f) return false;
-  *thr = 1.0f - get_f(&pl->p, r);
+  if (pl->min_p.data && llmk__view_get_f(&pl->min_p, r, 0) > 0.0f) return false;
+  *thr = 1.0f - llmk__view_get_f(&pl->p, r, 0);
   return *thr > 0.0f;
 }
 
@@ -1764,10 +1723,10 @@ static prow pipe_start(const tkp_plan *pl, int64_t r) {
   q.r = r;
   q.rc.v = &pl->logits;
   q.rc.r = r;
-  q.rc.src = elem(&pl->logits, r, 0);
+  q.rc.src = llmk__view_at(&pl->logits, r, 0);
   q.rc.dt = pl->logits.dtype;
   q.rc.esz = llmk_dtype_size(q.rc.dt);
-  q.dst = (char *)elem(&pl->out, r, 0);
+  q.dst = (char *)llmk__view_at(&pl->out, r, 0);
   bool in_place = pl->out.data == pl->logits.data && pl->out.s0 == pl->logits.s0 &&
                   pl->out.s1 == pl->logits.s1;
   q.mode = in_place ? LLMK__TKP_IN_PLACE : pl->stream ? LLMK__TKP_STREAM : 0;
@@ -1782,7 +1741,7 @@ static void pipe_write_plain(const tkp_plan *pl, const scratch *s, prow *q) {
       (int64_t)pl->kern->select(q->rc.src, q->rc.dt, (size_t)pl->V, q->rr.pb.key, 0,
                                 q->dst, q->mode, 0, s->bk, s->cidx, 0, &g);
   kept -= mask_tie_group(pl, &q->rc, &q->rr, q->dst, q->rc.esz, q->rc.dt);
-  if (pl->kept.data) set_i(&pl->kept, q->r, kept);
+  if (pl->kept.data) llmk__view_set(&pl->kept, q->r, kept);
 }
 
 /* q's row has been written keeping its whole window (kept_w entries kept, its ng window
@@ -1791,7 +1750,8 @@ static void pipe_write_plain(const tkp_plan *pl, const scratch *s, prow *q) {
 static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t kept_w,
                         size_t ng) {
   scratch local = *s0, *s = &local;
-  if (q->rc.dt == LLMK_F32) local.row = (float *)(void *)elem(&pl->logits, q->r, 0);
+  if (q->rc.dt == LLMK_F32)
+    local.row = (float *)(void *)llmk__view_at(&pl->logits, q->r, 0);
   resolve_window(pl, NULL, s, &q->rc, &q->rr, s->cidx, (int64_t)ng);
   if (ng > CAND_CAP) { /* the window was not gathered: write the row again */
     pipe_write_plain(pl, s, q);
@@ -1801,7 +1761,7 @@ static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t k
       kept = (int64_t)kept_w - mask_listed(s->bk, s->cidx, (int64_t)ng, 0, q->rr.pb.key,
                                            q->rr.pb.key, q->rr.tie_cut, q->dst, q->rc.esz,
                                            q->rc.dt, &ties);
-  if (pl->kept.data) set_i(&pl->kept, q->r, kept);
+  if (pl->kept.data) llmk__view_set(&pl->kept, q->r, kept);
 }
 
 static void pipe_flush(const tkp_plan *pl, const scratch *s, prow *q) {
@@ -1835,8 +1795,8 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
     bool piped = pipe_row(pl, r, &thr);
     if (piped) {
       if (nmax_row != r) {
-        nmax = pl->kern->max_key(elem(&pl->logits, r, 0), pl->logits.dtype, (size_t)V,
-                                 &nmin);
+        nmax = pl->kern->max_key(llmk__view_at(&pl->logits, r, 0), pl->logits.dtype,
+                                 (size_t)V, &nmin);
         nmax_row = r;
       }
       max_key = nmax;
@@ -1865,7 +1825,7 @@ static void filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
       rd.sel_oidx = s->cidx;
       rd.sel_cap = CAND_CAP;
     }
-    if (next_piped) rd.max_src = elem(&pl->logits, r2, 0);
+    if (next_piped) rd.max_src = llmk__view_at(&pl->logits, r2, 0);
     /* the smallest value as well, from the pass before: the mass pass may skip checks */
     rd.src_dense = nmax_row == r && nmin - c.rr.max >= LLMK__TKP_DENSE_D;
     memset(s->mlo, 0, MB_TABLE_BYTES);
@@ -1925,11 +1885,11 @@ llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size,
         if (pl->V == 1 && pl->mode != MODE_SAMPLE) {
           /* one entry: the largest, always kept */
           for (int64_t r = 0; r < pl->B; r++) {
-            const vec *src =
+            const llmk__view *src =
                 pl->mode == MODE_SORTED && !pl->logits.data ? &pl->sv : &pl->logits;
-            memmove((char *)elem(&pl->out, r, 0), elem(src, r, 0),
+            memmove((char *)llmk__view_at(&pl->out, r, 0), llmk__view_at(src, r, 0),
                     llmk_dtype_size(pl->out.dtype));
-            if (pl->kept.data) set_i(&pl->kept, r, 1);
+            if (pl->kept.data) llmk__view_set(&pl->kept, r, 1);
           }
         } else if (pl->mode != MODE_SORTED && pl->V >= SPLIT_MIN_V &&
                    pl->B < llmk__parallel_tasks(ctx, pl->workers) && pl->workers > 1) {
