@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "core/internal.h"
+#include "core/op.h"
 #include "dispatch/dispatch.h"
 #include "llmk/advance_step.h"
 
@@ -13,12 +14,6 @@ typedef struct advance_step_plan {
   llmk__advance_step_args args;
   const llmk__advance_step_kernels *kernels;
 } advance_step_plan;
-
-#define TRY(expr)                        \
-  do {                                   \
-    llmk_status st_ = (expr);            \
-    if (st_ != LLMK_SUCCESS) return st_; \
-  } while (0)
 
 static llmk_status validate(const llmk_tensor *const t[8], const char *const names[8],
                             int64_t num_seqs, int64_t num_queries, int64_t block_size,
@@ -31,8 +26,7 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
   int n = speculative ? 8 : 6;
   /* 2. dtypes */
   for (int i = 0; i < n; i++)
-    if (t[i])
-      TRY(llmk__check_dtype(op, names[i], t[i], LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64)));
+    if (t[i]) LLMK__TRY(llmk__check_dtype(op, names[i], t[i], LLMK__INTS));
   /* 3. attributes */
   if (speculative && !(t[SPEC] && t[ACC]))
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
@@ -56,36 +50,36 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
   /* 4. ranks and shapes */
   int64_t S = 0, len = num_seqs;
   if (speculative) {
-    TRY(llmk__check_rank(op, names[SPEC], t[SPEC], 2));
-    TRY(llmk__check_dim(op, names[SPEC], t[SPEC], 0, num_seqs, "num_seqs"));
+    LLMK__TRY(llmk__check_rank(op, names[SPEC], t[SPEC], 2));
+    LLMK__TRY(llmk__check_dim(op, names[SPEC], t[SPEC], 0, num_seqs, "num_seqs"));
     S = t[SPEC]->shape[1];
     if (__builtin_mul_overflow(num_seqs, S + 1, &len))
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "num_seqs * (S + 1) overflows");
-    TRY(llmk__check_rank(op, names[ACC], t[ACC], 1));
-    TRY(llmk__check_dim(op, names[ACC], t[ACC], 0, num_seqs, "num_seqs"));
-    TRY(llmk__check_rank(op, names[SAMPLED], t[SAMPLED], 2));
-    TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 0, num_seqs, "num_seqs"));
-    TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 1, S + 1,
-                        "spec_token.shape[1]+1"));
+    LLMK__TRY(llmk__check_rank(op, names[ACC], t[ACC], 1));
+    LLMK__TRY(llmk__check_dim(op, names[ACC], t[ACC], 0, num_seqs, "num_seqs"));
+    LLMK__TRY(llmk__check_rank(op, names[SAMPLED], t[SAMPLED], 2));
+    LLMK__TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 0, num_seqs, "num_seqs"));
+    LLMK__TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 1, S + 1,
+                              "spec_token.shape[1]+1"));
   } else {
     const llmk_tensor *s = t[SAMPLED];
     if (s->rank != 1 && s->rank != 2)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                          "sampled_token_ids.rank=%d must be 2 ([num_queries, 1]) or 1",
                          (int)s->rank);
-    TRY(llmk__check_dim(op, names[SAMPLED], s, 0, num_queries, "num_queries"));
-    if (s->rank == 2) TRY(llmk__check_dim(op, names[SAMPLED], s, 1, 1, "1"));
+    LLMK__TRY(llmk__check_dim(op, names[SAMPLED], s, 0, num_queries, "num_queries"));
+    if (s->rank == 2) LLMK__TRY(llmk__check_dim(op, names[SAMPLED], s, 1, 1, "1"));
   }
   const char *len_name = speculative ? "num_seqs*(S+1)" : "num_seqs";
   const int outs[4] = {TOK, POS, LENS, SLOTS};
   for (int i = 0; i < 4; i++) {
-    TRY(llmk__check_rank(op, names[outs[i]], t[outs[i]], 1));
-    TRY(llmk__check_dim(op, names[outs[i]], t[outs[i]], 0, len, len_name));
+    LLMK__TRY(llmk__check_rank(op, names[outs[i]], t[outs[i]], 1));
+    LLMK__TRY(llmk__check_dim(op, names[outs[i]], t[outs[i]], 0, len, len_name));
   }
-  TRY(llmk__check_rank(op, names[TABLES], t[TABLES], 2));
-  TRY(llmk__check_dim(op, names[TABLES], t[TABLES], 0, num_seqs, "num_seqs"));
+  LLMK__TRY(llmk__check_rank(op, names[TABLES], t[TABLES], 2));
+  LLMK__TRY(llmk__check_dim(op, names[TABLES], t[TABLES], 0, num_seqs, "num_seqs"));
   /* 5. strides, extents and data pointers */
-  for (int i = 0; i < n; i++) TRY(llmk__check_tensor(op, names[i], t[i]));
+  for (int i = 0; i < n; i++) LLMK__TRY(llmk__check_tensor(op, names[i], t[i]));
 
   a->input_tokens = llmk__view_of(t[TOK]);
   a->sampled = llmk__view_of(t[SAMPLED]);
@@ -113,11 +107,7 @@ llmk_status llmk_advance_step_get_workspace_size(
     const llmk_tensor *slot_mapping, const llmk_tensor *block_tables,
     const llmk_tensor *spec_token, const llmk_tensor *accepted_num, int64_t num_seqs,
     int64_t num_queries, int64_t block_size, size_t *workspace_size, llmk_plan **plan) {
-  if (plan) *plan = NULL;
-  if (workspace_size) *workspace_size = 0;
-  if (!workspace_size)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
-  if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
   const llmk_tensor *const t[8] = {input_tokens, sampled_token_ids, input_positions,
                                    seq_lens,     slot_mapping,      block_tables,
                                    spec_token,   accepted_num};
@@ -125,25 +115,24 @@ llmk_status llmk_advance_step_get_workspace_size(
       "input_tokens", "sampled_token_ids", "input_positions", "seq_lens",
       "slot_mapping", "block_tables",      "spec_token",      "accepted_num"};
   advance_step_plan p = {0};
-  TRY(validate(t, names, num_seqs, num_queries, block_size, &p.args));
+  LLMK__TRY(validate(t, names, num_seqs, num_queries, block_size, &p.args));
   p.kernels = llmk__advance_step_kernels_for(llmk_get_isa());
   llmk_plan *out;
-  TRY(llmk__plan_create(op, LLMK__OP_ADVANCE_STEP, sizeof p, 0, &out));
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_ADVANCE_STEP, sizeof p, 0, &out));
   *(advance_step_plan *)llmk__plan_payload(out) = p;
   *plan = out;
   return LLMK_SUCCESS;
 }
 
+static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) {
+  (void)workspace;
+  (void)ctx; /* O(num_seqs) with one random read per row: never worth a thread */
+  const advance_step_plan *p = payload;
+  return p->kernels->execute(&p->args);
+}
+
 llmk_status llmk_advance_step(void *workspace, size_t workspace_size, llmk_plan *plan,
                               llmk_context *ctx) {
-  (void)ctx; /* O(num_seqs) with one random read per row: never worth a thread */
-  bool live;
-  llmk_status st = llmk__plan_begin_run(op, LLMK__OP_ADVANCE_STEP, plan, workspace,
-                                        workspace_size, &live);
-  if (st == LLMK_SUCCESS) {
-    const advance_step_plan *p = llmk__plan_payload(plan);
-    st = p->kernels->execute(&p->args);
-  }
-  if (live) llmk__plan_end_run(plan);
-  return st;
+  return llmk__plan_run(op, LLMK__OP_ADVANCE_STEP, plan, workspace, workspace_size, ctx,
+                        run);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/op.h"
 #include "core/view.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert.h"
@@ -19,14 +20,6 @@
 
 static const char op[] = "fused_causal_conv1d";
 
-#define TRY(expr)                        \
-  do {                                   \
-    llmk_status st_ = (expr);            \
-    if (st_ != LLMK_SUCCESS) return st_; \
-  } while (0)
-
-#define FLOATS (LLMK__DT(LLMK_F32) | LLMK__DT(LLMK_F16) | LLMK__DT(LLMK_BF16))
-#define INTS (LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64))
 #define PARALLEL_MIN 65536 /* bytes moved below which the call stays on one thread */
 
 typedef struct seq_info {
@@ -77,7 +70,7 @@ typedef struct named {
 } named;
 
 static llmk_status check_vec(const named *a, int64_t n, const char *what) {
-  TRY(llmk__check_rank(op, a->name, a->t, 1));
+  LLMK__TRY(llmk__check_rank(op, a->name, a->t, 1));
   return llmk__check_dim(op, a->name, a->t, 0, n, what);
 }
 
@@ -93,14 +86,14 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
     return llmk__error(LLMK_ERROR_NULL_POINTER, op,
                        "query_start_loc is NULL but x is 2-D ([T, dim] needs it)");
   /* 2. dtypes */
-  TRY(llmk__check_dtype(op, "x", x, FLOATS));
+  LLMK__TRY(llmk__check_dtype(op, "x", x, LLMK__FLOATS));
   llmk_dtype dt = x->dtype;
   uint32_t xw = LLMK__DT(dt) | LLMK__DT(LLMK_F32);
-  TRY(llmk__check_dtype(op, "weight", w, xw));
-  TRY(llmk__check_dtype(op, "conv_states", cs, LLMK__DT(dt)));
-  if (t[BIAS].t) TRY(llmk__check_dtype(op, "bias", t[BIAS].t, xw));
+  LLMK__TRY(llmk__check_dtype(op, "weight", w, xw));
+  LLMK__TRY(llmk__check_dtype(op, "conv_states", cs, LLMK__DT(dt)));
+  if (t[BIAS].t) LLMK__TRY(llmk__check_dtype(op, "bias", t[BIAS].t, xw));
   for (int i = QSL; i <= INIT; i++)
-    if (t[i].t) TRY(llmk__check_dtype(op, t[i].name, t[i].t, INTS));
+    if (t[i].t) LLMK__TRY(llmk__check_dtype(op, t[i].name, t[i].t, LLMK__INTS));
   /* 3. ranks and shapes */
   if (x->rank != 2 && x->rank != 3)
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
@@ -112,7 +105,7 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
         "query_start_loc must be NULL with a 3-D x (sequences of S tokens)");
   int64_t dim = x->shape[x->rank - 1], batch;
   if (x->rank == 2) {
-    TRY(llmk__check_rank(op, "query_start_loc", t[QSL].t, 1));
+    LLMK__TRY(llmk__check_rank(op, "query_start_loc", t[QSL].t, 1));
     if (t[QSL].t->shape[0] < 1)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                          "query_start_loc.shape[0]=0 must be batch+1 >= 1");
@@ -120,14 +113,14 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   } else {
     batch = x->shape[0];
   }
-  TRY(llmk__check_rank(op, "weight", w, 2));
+  LLMK__TRY(llmk__check_rank(op, "weight", w, 2));
   if (w->shape[0] < 2 || w->shape[0] > 4)
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                        "weight.shape[0]=%" PRId64 " (K) must be in [2, 4]", w->shape[0]);
   int K = (int)w->shape[0];
-  TRY(llmk__check_dim(op, "weight", w, 1, dim, "dim"));
-  TRY(llmk__check_rank(op, "conv_states", cs, 3));
-  TRY(llmk__check_dim(op, "conv_states", cs, 2, dim, "dim"));
+  LLMK__TRY(llmk__check_dim(op, "weight", w, 1, dim, "dim"));
+  LLMK__TRY(llmk__check_rank(op, "conv_states", cs, 3));
+  LLMK__TRY(llmk__check_dim(op, "conv_states", cs, 2, dim, "dim"));
   if (cs->shape[1] < K - 1)
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                        "conv_states.shape[1]=%" PRId64 " must be >= K-1=%d", cs->shape[1],
@@ -141,14 +134,14 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
                          "cache_indices.rank=%d must be %d (%s)", (int)t[CI].t->rank,
                          want,
                          apc ? "[batch, max_blocks] with prefix caching" : "[batch]");
-    TRY(llmk__check_dim(op, "cache_indices", t[CI].t, 0, batch, "batch"));
+    LLMK__TRY(llmk__check_dim(op, "cache_indices", t[CI].t, 0, batch, "batch"));
   }
   for (int i = NACC; i <= INIT; i++)
-    if (t[i].t) TRY(check_vec(&t[i], batch, "batch"));
-  if (t[BIAS].t) TRY(check_vec(&t[BIAS], dim, "dim"));
+    if (t[i].t) LLMK__TRY(check_vec(&t[i], batch, "batch"));
+  if (t[BIAS].t) LLMK__TRY(check_vec(&t[BIAS], dim, "dim"));
   /* 4. strides, extents and data */
   for (int i = 0; i < N; i++)
-    if (t[i].t) TRY(llmk__check_tensor(op, t[i].name, t[i].t));
+    if (t[i].t) LLMK__TRY(llmk__check_tensor(op, t[i].name, t[i].t));
   const named *unit[3] = {&t[X], &t[WEIGHT], &t[CS]};
   for (int i = 0; i < 3; i++) {
     const llmk_tensor *u = unit[i]->t;
@@ -270,11 +263,7 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
     int64_t max_query_len, int64_t residual_connection, int64_t block_size,
     int64_t conv_mode, llmk_activation activation, size_t *workspace_size,
     llmk_plan **plan) {
-  if (plan) *plan = NULL;
-  if (workspace_size) *workspace_size = 0;
-  if (!workspace_size)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
-  if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
   const named t[11] = {
       {x, "x"},
       {weight, "weight"},
@@ -288,8 +277,8 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
       {initial_state_idx, "initial_state_idx"},
       {bias, "bias"}};
   conv_plan p;
-  TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size, conv_mode,
-               activation, &p));
+  LLMK__TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size,
+                     conv_mode, activation, &p));
   /* workspace: [bitmap of written lines][f32 weight][f32 bias][seq_info][cost prefix] */
   size_t ws = align64(((size_t)p.lines + 7) / 8);
   p.off_w = ws;
@@ -310,7 +299,7 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
   p.kern = llmk__conv1d_kernels_for(llmk_get_isa());
   p.cvt = llmk__convert_kernels_for(llmk_get_isa());
   llmk_plan *out;
-  TRY(llmk__plan_create(op, LLMK__OP_CAUSAL_CONV1D, sizeof p, p.ws_size, &out));
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_CAUSAL_CONV1D, sizeof p, p.ws_size, &out));
   *(conv_plan *)llmk__plan_payload(out) = p;
   *workspace_size = p.ws_size;
   *plan = out;
@@ -625,57 +614,57 @@ static void run_part(void *arg, int ith, int nth) {
   for (int64_t it = a; it < e; it++) run_item(j, it / j->nblk, it % j->nblk, scratch);
 }
 
-llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
-                                     llmk_plan *plan, llmk_context *ctx) {
-  bool live;
-  llmk_status st = llmk__plan_begin_run(op, LLMK__OP_CAUSAL_CONV1D, plan, workspace,
-                                        workspace_size, &live);
-  if (st == LLMK_SUCCESS) {
-    const conv_plan *p = llmk__plan_payload(plan);
-    if (p->batch > 0) {
-      char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
-      seq_info *si = (seq_info *)(void *)(ws + p->off_seq);
-      int64_t *prefix = (int64_t *)(void *)(ws + p->off_prefix);
-      st = check_values(p, (uint8_t *)ws, si, prefix);
-      if (st == LLMK_SUCCESS && p->dim > 0) {
-        conv_job j = {p, si, prefix, (const float *)(const void *)p->w, NULL, p->ws0, 1,
-                      1, 0,  NULL};
-        if (p->wdt != LLMK_F32) {
-          float *w = (float *)(void *)(ws + p->off_w);
-          for (int k = 0; k < p->K; k++) {
-            const void *src = p->w + (size_t)(k * p->ws0) * 2;
-            if (p->wdt == LLMK_F16)
-              p->cvt->f16_to_f32(w + k * p->dim, src, (size_t)p->dim);
-            else
-              p->cvt->bf16_to_f32(w + k * p->dim, src, (size_t)p->dim);
-          }
-          j.w = w;
-          j.wstride = p->dim;
+static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) {
+  const conv_plan *p = payload;
+  llmk_status st = LLMK_SUCCESS;
+  if (p->batch > 0) {
+    char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
+    seq_info *si = (seq_info *)(void *)(ws + p->off_seq);
+    int64_t *prefix = (int64_t *)(void *)(ws + p->off_prefix);
+    st = check_values(p, (uint8_t *)ws, si, prefix);
+    if (st == LLMK_SUCCESS && p->dim > 0) {
+      conv_job j = {p, si, prefix, (const float *)(const void *)p->w, NULL, p->ws0, 1,
+                    1, 0,  NULL};
+      if (p->wdt != LLMK_F32) {
+        float *w = (float *)(void *)(ws + p->off_w);
+        for (int k = 0; k < p->K; k++) {
+          const void *src = p->w + (size_t)(k * p->ws0) * 2;
+          if (p->wdt == LLMK_F16)
+            p->cvt->f16_to_f32(w + k * p->dim, src, (size_t)p->dim);
+          else
+            p->cvt->bf16_to_f32(w + k * p->dim, src, (size_t)p->dim);
         }
-        if (p->bias && (p->bdt != LLMK_F32 || p->bs0 != 1)) {
-          float *bb = (float *)(void *)(ws + p->off_b);
-          size_t besz = llmk_dtype_size(p->bdt);
-          for (int64_t d = 0; d < p->dim; d++)
-            bb[d] = llmk__load_f32(p->bias + (size_t)(d * p->bs0) * besz, p->bdt);
-          j.bias = bb;
-        } else if (p->bias) {
-          j.bias = (const float *)(const void *)p->bias;
-        }
-        int64_t bytes = prefix[p->batch] * p->dim * (int64_t)p->esz;
-        int parts = bytes < PARALLEL_MIN ? 1 : llmk__parallel_tasks(ctx, p->max_parts);
-        /* whole rows per item unless there are too few sequences to go round */
-        int64_t nblk = (4 * (int64_t)parts + p->batch - 1) / p->batch, cap = p->dim / 256;
-        if (parts == 1 || nblk < 1) nblk = 1;
-        if (nblk > cap) nblk = cap > 1 ? cap : 1;
-        j.wblk = ((p->dim + nblk - 1) / nblk + 15) & ~(int64_t)15;
-        j.nblk = (p->dim + j.wblk - 1) / j.wblk;
-        if (parts > p->batch * j.nblk) parts = (int)(p->batch * j.nblk);
-        j.parts = parts;
-        j.scratch = ws + p->off_scratch;
-        llmk__parallel_run(ctx, j.parts, run_part, &j);
+        j.w = w;
+        j.wstride = p->dim;
       }
+      if (p->bias && (p->bdt != LLMK_F32 || p->bs0 != 1)) {
+        float *bb = (float *)(void *)(ws + p->off_b);
+        size_t besz = llmk_dtype_size(p->bdt);
+        for (int64_t d = 0; d < p->dim; d++)
+          bb[d] = llmk__load_f32(p->bias + (size_t)(d * p->bs0) * besz, p->bdt);
+        j.bias = bb;
+      } else if (p->bias) {
+        j.bias = (const float *)(const void *)p->bias;
+      }
+      int64_t bytes = prefix[p->batch] * p->dim * (int64_t)p->esz;
+      int parts = bytes < PARALLEL_MIN ? 1 : llmk__parallel_tasks(ctx, p->max_parts);
+      /* whole rows per item unless there are too few sequences to go round */
+      int64_t nblk = (4 * (int64_t)parts + p->batch - 1) / p->batch, cap = p->dim / 256;
+      if (parts == 1 || nblk < 1) nblk = 1;
+      if (nblk > cap) nblk = cap > 1 ? cap : 1;
+      j.wblk = ((p->dim + nblk - 1) / nblk + 15) & ~(int64_t)15;
+      j.nblk = (p->dim + j.wblk - 1) / j.wblk;
+      if (parts > p->batch * j.nblk) parts = (int)(p->batch * j.nblk);
+      j.parts = parts;
+      j.scratch = ws + p->off_scratch;
+      llmk__parallel_run(ctx, j.parts, run_part, &j);
     }
   }
-  if (live) llmk__plan_end_run(plan);
   return st;
+}
+
+llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
+                                     llmk_plan *plan, llmk_context *ctx) {
+  return llmk__plan_run(op, LLMK__OP_CAUSAL_CONV1D, plan, workspace, workspace_size, ctx,
+                        run);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/op.h"
 #include "core/view.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-elem.h"
@@ -18,12 +19,6 @@
 
 static const char scatter_op[] = "scatter_pa_kv_cache";
 static const char gather_op[] = "gather_pa_kv_cache";
-
-#define TRY(expr)                        \
-  do {                                   \
-    llmk_status st_ = (expr);            \
-    if (st_ != LLMK_SUCCESS) return st_; \
-  } while (0)
 
 const char *llmk_kv_layout_name(llmk_kv_layout layout) {
   switch (layout) {
@@ -138,8 +133,7 @@ static llmk_status check_side_dtypes(const char *op, bool gather, const side_arg
   const llmk_tensor *src = gather ? s->cache : s->tok, *dst = gather ? s->tok : s->cache;
   const char *src_name = gather ? s->cache_name : s->tok_name;
   const char *dst_name = gather ? s->tok_name : s->cache_name;
-  const uint32_t floats = LLMK__DT(LLMK_F32) | LLMK__DT(LLMK_F16) | LLMK__DT(LLMK_BF16);
-  const uint32_t fp8 = LLMK__DT(LLMK_FP8_E4M3FN) | LLMK__DT(LLMK_FP8_E5M2);
+  const uint32_t floats = LLMK__FLOATS, fp8 = LLMK__FP8;
   size_t esz = llmk_dtype_size(src->dtype);
   if (esz != 1 && esz != 2 && esz != 4)
     return llmk__error(LLMK_ERROR_INVALID_DTYPE, op,
@@ -159,7 +153,8 @@ static llmk_status check_side_dtypes(const char *op, bool gather, const side_arg
                        gather ? "an fp8 cache read into f32, f16 or bf16"
                               : "an f32, f16 or bf16 source written into an fp8 cache");
   }
-  if (s->scale) TRY(llmk__check_dtype(op, s->scale_name, s->scale, LLMK__DT(LLMK_F32)));
+  if (s->scale)
+    LLMK__TRY(llmk__check_dtype(op, s->scale_name, s->scale, LLMK__DT(LLMK_F32)));
   return LLMK_SUCCESS;
 }
 
@@ -169,17 +164,17 @@ static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool
                                      const side_args *s, int64_t T, const char *T_name,
                                      int64_t H, int64_t *nb, int64_t *bs, kv_side *k) {
   const llmk_tensor *tok = s->tok, *cache = s->cache;
-  TRY(llmk__check_rank(op, s->tok_name, tok, 3));
-  if (T >= 0) TRY(llmk__check_dim(op, s->tok_name, tok, 0, T, T_name));
-  if (H >= 0) TRY(llmk__check_dim(op, s->tok_name, tok, 1, H, "key's H"));
+  LLMK__TRY(llmk__check_rank(op, s->tok_name, tok, 3));
+  if (T >= 0) LLMK__TRY(llmk__check_dim(op, s->tok_name, tok, 0, T, T_name));
+  if (H >= 0) LLMK__TRY(llmk__check_dim(op, s->tok_name, tok, 1, H, "key's H"));
   int64_t D = tok->shape[2];
   H = tok->shape[1];
-  TRY(llmk__check_rank(op, s->cache_name, cache, (int)cache_rank(layout, is_key)));
+  LLMK__TRY(llmk__check_rank(op, s->cache_name, cache, (int)cache_rank(layout, is_key)));
   size_t cesz = llmk_dtype_size(cache->dtype);
   int64_t unit = 0, nb_dim = 0, bs_dim = 1;
   if (layout == LLMK_KV_BLOCKS) {
-    TRY(llmk__check_dim(op, s->cache_name, cache, 2, H, "H"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, 3, D, "D"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 2, H, "H"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 3, D, "D"));
   } else if (layout == LLMK_KV_XSPLIT && is_key) {
     unit = (int64_t)(16 / cesz);
     if (D % unit)
@@ -187,14 +182,14 @@ static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool
                          "%s.shape[2]=D=%" PRId64 " must be a multiple of x=%" PRId64
                          " for an x-split key cache",
                          s->tok_name, D, unit);
-    TRY(llmk__check_dim(op, s->cache_name, cache, 1, H, "H"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, 2, D / unit, "D/x"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, 4, unit,
-                        "x (16 bytes / element size)"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 1, H, "H"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 2, D / unit, "D/x"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 4, unit,
+                              "x (16 bytes / element size)"));
     bs_dim = 3;
   } else if (layout == LLMK_KV_XSPLIT) {
-    TRY(llmk__check_dim(op, s->cache_name, cache, 1, H, "H"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, 2, D, "D"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 1, H, "H"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 2, D, "D"));
     bs_dim = 3;
   } else {
     unit = (int64_t)(32 / cesz);
@@ -203,17 +198,19 @@ static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool
                          "H*D=%" PRId64 " of %s must be a multiple of ld=%" PRId64
                          " for NZ",
                          H * D, s->tok_name, unit);
-    TRY(llmk__check_dim(op, s->cache_name, cache, 1, H * D / unit, "H*D/ld"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, 3, unit,
-                        "ld (32 bytes / element size)"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 1, H * D / unit, "H*D/ld"));
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 3, unit,
+                              "ld (32 bytes / element size)"));
     bs_dim = 2;
   }
   if (*nb < 0) {
     *nb = cache->shape[nb_dim];
     *bs = cache->shape[bs_dim];
   } else {
-    TRY(llmk__check_dim(op, s->cache_name, cache, nb_dim, *nb, "key cache's num_blocks"));
-    TRY(llmk__check_dim(op, s->cache_name, cache, bs_dim, *bs, "key cache's block_size"));
+    LLMK__TRY(
+        llmk__check_dim(op, s->cache_name, cache, nb_dim, *nb, "key cache's num_blocks"));
+    LLMK__TRY(
+        llmk__check_dim(op, s->cache_name, cache, bs_dim, *bs, "key cache's block_size"));
   }
   if (s->scale) {
     const llmk_tensor *sc = s->scale;
@@ -264,7 +261,7 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   /* dtypes */
   for (int i = 0; i < 2; i++) {
     if (i == 1 && !has_v) break;
-    TRY(check_side_dtypes(op, gather, &sides[i], &p.side[i]));
+    LLMK__TRY(check_side_dtypes(op, gather, &sides[i], &p.side[i]));
   }
   if (has_v) {
     if (sides[1].tok->dtype != sides[0].tok->dtype)
@@ -273,9 +270,9 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
                          llmk_dtype_name(sides[1].tok->dtype), sides[0].tok_name,
                          llmk_dtype_name(sides[0].tok->dtype));
   }
-  const uint32_t idx = LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64);
-  TRY(llmk__check_dtype(op, index_a_name, index_a, idx));
-  if (index_b) TRY(llmk__check_dtype(op, index_b_name, index_b, idx));
+  const uint32_t idx = LLMK__INTS;
+  LLMK__TRY(llmk__check_dtype(op, index_a_name, index_a, idx));
+  if (index_b) LLMK__TRY(llmk__check_dtype(op, index_b_name, index_b, idx));
   /* attributes */
   if ((unsigned)layout > LLMK_KV_NZ)
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
@@ -299,30 +296,32 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   /* ranks and shapes */
   int64_t nb = -1, bs = -1;
   if (gather) {
-    TRY(llmk__check_rank(op, index_a_name, index_a, 2)); /* block_tables */
-    TRY(llmk__check_rank(op, index_b_name, index_b, 1)); /* seq_lens */
-    TRY(llmk__check_dim(op, index_b_name, index_b, 0, index_a->shape[0],
-                        "block_tables.shape[0]"));
+    LLMK__TRY(llmk__check_rank(op, index_a_name, index_a, 2)); /* block_tables */
+    LLMK__TRY(llmk__check_rank(op, index_b_name, index_b, 1)); /* seq_lens */
+    LLMK__TRY(llmk__check_dim(op, index_b_name, index_b, 0, index_a->shape[0],
+                              "block_tables.shape[0]"));
   } else {
-    TRY(llmk__check_rank(op, index_a_name, index_a, 1)); /* slot_mapping */
+    LLMK__TRY(llmk__check_rank(op, index_a_name, index_a, 1)); /* slot_mapping */
   }
-  TRY(llmk__check_rank(op, sides[0].tok_name, sides[0].tok, 3));
+  LLMK__TRY(llmk__check_rank(op, sides[0].tok_name, sides[0].tok, 3));
   int64_t T = sides[0].tok->shape[0];
-  if (!gather) TRY(llmk__check_dim(op, index_a_name, index_a, 0, T, "T"));
-  TRY(check_side_shapes(op, layout, true, &sides[0], -1, "", -1, &nb, &bs, &p.side[0]));
+  if (!gather) LLMK__TRY(llmk__check_dim(op, index_a_name, index_a, 0, T, "T"));
+  LLMK__TRY(
+      check_side_shapes(op, layout, true, &sides[0], -1, "", -1, &nb, &bs, &p.side[0]));
   if (has_v)
-    TRY(check_side_shapes(op, layout, false, &sides[1], T,
-                          gather ? "key_out.shape[0]" : "T", p.side[0].H, &nb, &bs,
-                          &p.side[1]));
+    LLMK__TRY(check_side_shapes(op, layout, false, &sides[1], T,
+                                gather ? "key_out.shape[0]" : "T", p.side[0].H, &nb, &bs,
+                                &p.side[1]));
   /* strides, spans, data */
   for (int i = 0; i < 2; i++) {
     if (i == 1 && !has_v) break;
-    TRY(llmk__check_tensor(op, sides[i].tok_name, sides[i].tok));
-    TRY(llmk__check_tensor(op, sides[i].cache_name, sides[i].cache));
-    if (sides[i].scale) TRY(llmk__check_tensor(op, sides[i].scale_name, sides[i].scale));
+    LLMK__TRY(llmk__check_tensor(op, sides[i].tok_name, sides[i].tok));
+    LLMK__TRY(llmk__check_tensor(op, sides[i].cache_name, sides[i].cache));
+    if (sides[i].scale)
+      LLMK__TRY(llmk__check_tensor(op, sides[i].scale_name, sides[i].scale));
   }
-  TRY(llmk__check_tensor(op, index_a_name, index_a));
-  if (index_b) TRY(llmk__check_tensor(op, index_b_name, index_b));
+  LLMK__TRY(llmk__check_tensor(op, index_a_name, index_a));
+  if (index_b) LLMK__TRY(llmk__check_tensor(op, index_b_name, index_b));
   int64_t num_slots;
   if (__builtin_mul_overflow(nb, bs, &num_slots))
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "num_blocks * block_size overflows");
@@ -362,8 +361,8 @@ static llmk_status plan_kv(const char *op, bool gather, side_args sides[2],
   }
   p.kern = llmk__kv_kernels_for(llmk_get_isa());
   llmk_plan *out;
-  TRY(llmk__plan_create(op, gather ? LLMK__OP_GATHER_KV : LLMK__OP_SCATTER_KV, payload,
-                        ws, &out));
+  LLMK__TRY(llmk__plan_create(op, gather ? LLMK__OP_GATHER_KV : LLMK__OP_SCATTER_KV,
+                              payload, ws, &out));
   kv_plan *pp = llmk__plan_payload(out);
   *pp = p;
   kv_run *runs = (kv_run *)(void *)(pp + 1);
@@ -396,11 +395,7 @@ llmk_status llmk_scatter_pa_kv_cache_get_workspace_size(
     const llmk_tensor *k_scale, const llmk_tensor *v_scale, llmk_kv_layout layout,
     size_t *workspace_size, llmk_plan **plan) {
   const char *op = scatter_op;
-  if (plan) *plan = NULL;
-  if (workspace_size) *workspace_size = 0;
-  if (!workspace_size)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
-  if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
   if (!key) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key is NULL");
   if (!key_cache) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key_cache is NULL");
   if (!slot_mapping)
@@ -426,11 +421,7 @@ llmk_status llmk_gather_pa_kv_cache_get_workspace_size(
     const llmk_tensor *value_out, llmk_kv_layout layout, size_t *workspace_size,
     llmk_plan **plan) {
   const char *op = gather_op;
-  if (plan) *plan = NULL;
-  if (workspace_size) *workspace_size = 0;
-  if (!workspace_size)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
-  if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
   if (!key_cache) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key_cache is NULL");
   if (!key_out) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "key_out is NULL");
   if (!block_tables)
@@ -779,33 +770,33 @@ static unsigned char *mark_overwritten(const kv_plan *p, void *workspace) {
   return skip;
 }
 
+static llmk_status run_scatter(const void *payload, void *workspace, llmk_context *ctx) {
+  const kv_plan *p = payload;
+  llmk_status st = LLMK_SUCCESS;
+  st = check_scales(p);
+  int64_t num_slots = p->num_blocks * p->block_size;
+  for (int64_t t = 0; st == LLMK_SUCCESS && t < p->T; t++) {
+    int64_t s = llmk__view_get(&p->slots, t, 0);
+    if (s >= num_slots)
+      st = llmk__error(LLMK_ERROR_INVALID_VALUE, scatter_op,
+                       "slot_mapping[%" PRId64 "]=%" PRId64
+                       " is out of range: num_blocks*block_size=%" PRId64
+                       " (negative slots are skipped)",
+                       t, s, num_slots);
+  }
+  if (st == LLMK_SUCCESS) {
+    int64_t grain = token_grain(p);
+    scatter_job job = {p, NULL, use_streaming(p)};
+    if (parts_for(ctx, p->T, grain) > 1) job.skip = mark_overwritten(p, workspace);
+    llmk__parallel_for(ctx, p->T, grain, scatter_range, &job);
+  }
+  return st;
+}
+
 llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size,
                                      llmk_plan *plan, llmk_context *ctx) {
-  bool live;
-  llmk_status st = llmk__plan_begin_run(scatter_op, LLMK__OP_SCATTER_KV, plan, workspace,
-                                        workspace_size, &live);
-  if (st == LLMK_SUCCESS) {
-    const kv_plan *p = llmk__plan_payload(plan);
-    st = check_scales(p);
-    int64_t num_slots = p->num_blocks * p->block_size;
-    for (int64_t t = 0; st == LLMK_SUCCESS && t < p->T; t++) {
-      int64_t s = llmk__view_get(&p->slots, t, 0);
-      if (s >= num_slots)
-        st = llmk__error(LLMK_ERROR_INVALID_VALUE, scatter_op,
-                         "slot_mapping[%" PRId64 "]=%" PRId64
-                         " is out of range: num_blocks*block_size=%" PRId64
-                         " (negative slots are skipped)",
-                         t, s, num_slots);
-    }
-    if (st == LLMK_SUCCESS) {
-      int64_t grain = token_grain(p);
-      scatter_job job = {p, NULL, use_streaming(p)};
-      if (parts_for(ctx, p->T, grain) > 1) job.skip = mark_overwritten(p, workspace);
-      llmk__parallel_for(ctx, p->T, grain, scatter_range, &job);
-    }
-  }
-  if (live) llmk__plan_end_run(plan);
-  return st;
+  return llmk__plan_run(scatter_op, LLMK__OP_SCATTER_KV, plan, workspace, workspace_size,
+                        ctx, run_scatter);
 }
 
 /* ----------------------------------------------------------------- gather */
@@ -850,58 +841,58 @@ static void gather_range(void *arg, int64_t t0, int64_t t1) {
   if (j->stream) p->kern->fence();
 }
 
+static llmk_status run_gather(const void *payload, void *workspace, llmk_context *ctx) {
+  const kv_plan *p = payload;
+  llmk_status st = LLMK_SUCCESS;
+  int64_t *start = align16(workspace);
+  st = check_scales(p);
+  int64_t total = 0;
+  for (int64_t i = 0; st == LLMK_SUCCESS && i < p->B; i++) {
+    int64_t len = llmk__view_get(&p->lens, i, 0);
+    if (len < 0) {
+      st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
+                       "seq_lens[%" PRId64 "]=%" PRId64 " is negative", i, len);
+      break;
+    }
+    int64_t blocks =
+        len == 0 ? 0 : (p->block_size == 0 ? INT64_MAX : (len - 1) / p->block_size + 1);
+    if (blocks > p->max_blocks) {
+      st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
+                       "seq_lens[%" PRId64 "]=%" PRId64 " needs %s%" PRId64
+                       " blocks of %" PRId64 ", but max_blocks=%" PRId64,
+                       i, len, blocks == INT64_MAX ? "more than " : "",
+                       blocks == INT64_MAX ? p->max_blocks : blocks, p->block_size,
+                       p->max_blocks);
+      break;
+    }
+    for (int64_t b = 0; b < blocks; b++) {
+      int64_t id = llmk__view_get(&p->tables, i, b);
+      if (id < 0 || id >= p->num_blocks) {
+        st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
+                         "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64
+                         " is outside [0, num_blocks=%" PRId64 ")",
+                         i, b, id, p->num_blocks);
+        break;
+      }
+    }
+    start[i] = total;
+    if (st == LLMK_SUCCESS && __builtin_add_overflow(total, len, &total))
+      st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op, "sum(seq_lens) overflows");
+  }
+  if (st == LLMK_SUCCESS && total != p->T)
+    st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
+                     "sum(seq_lens)=%" PRId64 " must equal key_out.shape[0]=%" PRId64,
+                     total, p->T);
+  if (st == LLMK_SUCCESS) {
+    start[p->B] = total;
+    gather_job job = {p, start, use_streaming(p)};
+    llmk__parallel_for(ctx, p->T, token_grain(p), gather_range, &job);
+  }
+  return st;
+}
+
 llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size,
                                     llmk_plan *plan, llmk_context *ctx) {
-  bool live;
-  llmk_status st = llmk__plan_begin_run(gather_op, LLMK__OP_GATHER_KV, plan, workspace,
-                                        workspace_size, &live);
-  if (st == LLMK_SUCCESS) {
-    const kv_plan *p = llmk__plan_payload(plan);
-    int64_t *start = align16(workspace);
-    st = check_scales(p);
-    int64_t total = 0;
-    for (int64_t i = 0; st == LLMK_SUCCESS && i < p->B; i++) {
-      int64_t len = llmk__view_get(&p->lens, i, 0);
-      if (len < 0) {
-        st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
-                         "seq_lens[%" PRId64 "]=%" PRId64 " is negative", i, len);
-        break;
-      }
-      int64_t blocks =
-          len == 0 ? 0 : (p->block_size == 0 ? INT64_MAX : (len - 1) / p->block_size + 1);
-      if (blocks > p->max_blocks) {
-        st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
-                         "seq_lens[%" PRId64 "]=%" PRId64 " needs %s%" PRId64
-                         " blocks of %" PRId64 ", but max_blocks=%" PRId64,
-                         i, len, blocks == INT64_MAX ? "more than " : "",
-                         blocks == INT64_MAX ? p->max_blocks : blocks, p->block_size,
-                         p->max_blocks);
-        break;
-      }
-      for (int64_t b = 0; b < blocks; b++) {
-        int64_t id = llmk__view_get(&p->tables, i, b);
-        if (id < 0 || id >= p->num_blocks) {
-          st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
-                           "block_tables[%" PRId64 "][%" PRId64 "]=%" PRId64
-                           " is outside [0, num_blocks=%" PRId64 ")",
-                           i, b, id, p->num_blocks);
-          break;
-        }
-      }
-      start[i] = total;
-      if (st == LLMK_SUCCESS && __builtin_add_overflow(total, len, &total))
-        st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op, "sum(seq_lens) overflows");
-    }
-    if (st == LLMK_SUCCESS && total != p->T)
-      st = llmk__error(LLMK_ERROR_INVALID_VALUE, gather_op,
-                       "sum(seq_lens)=%" PRId64 " must equal key_out.shape[0]=%" PRId64,
-                       total, p->T);
-    if (st == LLMK_SUCCESS) {
-      start[p->B] = total;
-      gather_job job = {p, start, use_streaming(p)};
-      llmk__parallel_for(ctx, p->T, token_grain(p), gather_range, &job);
-    }
-  }
-  if (live) llmk__plan_end_run(plan);
-  return st;
+  return llmk__plan_run(gather_op, LLMK__OP_GATHER_KV, plan, workspace, workspace_size,
+                        ctx, run_gather);
 }

@@ -17,17 +17,12 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/op.h"
 #include "core/view.h"
 #include "dispatch/dispatch.h"
 #include "kernels/convert/convert-elem.h"
 #include "kernels/convert/convert.h"
 #include "llmk/top_k_top_p.h"
-
-#define TRY(expr)                        \
-  do {                                   \
-    llmk_status st_ = (expr);            \
-    if (st_ != LLMK_SUCCESS) return st_; \
-  } while (0)
 
 enum { MODE_FILTER, MODE_SORTED, MODE_SAMPLE };
 
@@ -1495,32 +1490,25 @@ typedef struct arg {
 } arg;
 
 static llmk_status check_vec(const char *op, arg a, int64_t B, uint32_t dtypes) {
-  TRY(llmk__check_dtype(op, a.name, a.t, dtypes));
-  TRY(llmk__check_rank(op, a.name, a.t, 1));
+  LLMK__TRY(llmk__check_dtype(op, a.name, a.t, dtypes));
+  LLMK__TRY(llmk__check_rank(op, a.name, a.t, 1));
   return llmk__check_dim(op, a.name, a.t, 0, B, "B");
 }
 
 static llmk_status check_mat(const char *op, arg a, int64_t B, int64_t V,
                              uint32_t dtypes) {
-  TRY(llmk__check_dtype(op, a.name, a.t, dtypes));
-  TRY(llmk__check_rank(op, a.name, a.t, 2));
-  TRY(llmk__check_dim(op, a.name, a.t, 0, B, "B"));
+  LLMK__TRY(llmk__check_dtype(op, a.name, a.t, dtypes));
+  LLMK__TRY(llmk__check_rank(op, a.name, a.t, 2));
+  LLMK__TRY(llmk__check_dim(op, a.name, a.t, 0, B, "B"));
   return llmk__check_dim(op, a.name, a.t, 1, V, "V");
 }
-
-#define FLOATS (LLMK__DT(LLMK_F32) | LLMK__DT(LLMK_F16) | LLMK__DT(LLMK_BF16))
-#define INTS (LLMK__DT(LLMK_I32) | LLMK__DT(LLMK_I64))
 
 /* All four entry points: `values` is logits (or sorted_value); the others as named. */
 static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, arg min_p,
                             arg out, arg kept, arg logits2, arg si, arg temperature,
                             arg seed, arg offset, arg ids, size_t *workspace_size,
                             llmk_plan **plan) {
-  if (plan) *plan = NULL;
-  if (workspace_size) *workspace_size = 0;
-  if (!workspace_size)
-    return llmk__error(LLMK_ERROR_NULL_POINTER, op, "workspace_size is NULL");
-  if (!plan) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "plan is NULL");
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
   if (!values.t)
     return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s is NULL", values.name);
   if (mode == MODE_SORTED && !si.t)
@@ -1535,35 +1523,36 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
                          "p and k are both NULL: nothing to apply");
   }
   /* dtypes */
-  TRY(llmk__check_dtype(op, values.name, values.t, FLOATS));
+  LLMK__TRY(llmk__check_dtype(op, values.name, values.t, LLMK__FLOATS));
   llmk_dtype dt = values.t->dtype;
   uint32_t pdt = LLMK__DT(dt) | LLMK__DT(LLMK_F32);
-  if (p.t) TRY(llmk__check_dtype(op, p.name, p.t, pdt));
-  if (min_p.t) TRY(llmk__check_dtype(op, min_p.name, min_p.t, pdt));
-  if (k.t) TRY(llmk__check_dtype(op, k.name, k.t, INTS));
-  if (out.t) TRY(llmk__check_dtype(op, out.name, out.t, LLMK__DT(dt)));
-  if (kept.t) TRY(llmk__check_dtype(op, kept.name, kept.t, INTS));
-  if (logits2.t) TRY(llmk__check_dtype(op, logits2.name, logits2.t, LLMK__DT(dt)));
-  if (si.t) TRY(llmk__check_dtype(op, si.name, si.t, LLMK__DT(LLMK_I32)));
+  if (p.t) LLMK__TRY(llmk__check_dtype(op, p.name, p.t, pdt));
+  if (min_p.t) LLMK__TRY(llmk__check_dtype(op, min_p.name, min_p.t, pdt));
+  if (k.t) LLMK__TRY(llmk__check_dtype(op, k.name, k.t, LLMK__INTS));
+  if (out.t) LLMK__TRY(llmk__check_dtype(op, out.name, out.t, LLMK__DT(dt)));
+  if (kept.t) LLMK__TRY(llmk__check_dtype(op, kept.name, kept.t, LLMK__INTS));
+  if (logits2.t) LLMK__TRY(llmk__check_dtype(op, logits2.name, logits2.t, LLMK__DT(dt)));
+  if (si.t) LLMK__TRY(llmk__check_dtype(op, si.name, si.t, LLMK__DT(LLMK_I32)));
   if (temperature.t)
-    TRY(llmk__check_dtype(op, temperature.name, temperature.t, LLMK__DT(LLMK_F32)));
-  if (seed.t) TRY(llmk__check_dtype(op, seed.name, seed.t, LLMK__DT(LLMK_I64)));
-  if (offset.t) TRY(llmk__check_dtype(op, offset.name, offset.t, LLMK__DT(LLMK_I64)));
-  if (ids.t) TRY(llmk__check_dtype(op, ids.name, ids.t, INTS));
+    LLMK__TRY(llmk__check_dtype(op, temperature.name, temperature.t, LLMK__DT(LLMK_F32)));
+  if (seed.t) LLMK__TRY(llmk__check_dtype(op, seed.name, seed.t, LLMK__DT(LLMK_I64)));
+  if (offset.t)
+    LLMK__TRY(llmk__check_dtype(op, offset.name, offset.t, LLMK__DT(LLMK_I64)));
+  if (ids.t) LLMK__TRY(llmk__check_dtype(op, ids.name, ids.t, LLMK__INTS));
   /* shapes */
-  TRY(llmk__check_rank(op, values.name, values.t, 2));
+  LLMK__TRY(llmk__check_rank(op, values.name, values.t, 2));
   int64_t B = values.t->shape[0], V = values.t->shape[1];
   const arg vecs[] = {p, k, min_p, kept, temperature, seed, offset, ids};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
-    if (vecs[i].t) TRY(check_vec(op, vecs[i], B, 1u << vecs[i].t->dtype));
+    if (vecs[i].t) LLMK__TRY(check_vec(op, vecs[i], B, 1u << vecs[i].t->dtype));
   const arg mats[] = {out, logits2, si};
   for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
-    if (mats[i].t) TRY(check_mat(op, mats[i], B, V, 1u << mats[i].t->dtype));
+    if (mats[i].t) LLMK__TRY(check_mat(op, mats[i], B, V, 1u << mats[i].t->dtype));
   /* strides, spans, data */
   const arg all[] = {values,  p,  k,           min_p, out,    kept,
                      logits2, si, temperature, seed,  offset, ids};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (all[i].t) TRY(llmk__check_tensor(op, all[i].name, all[i].t));
+    if (all[i].t) LLMK__TRY(llmk__check_tensor(op, all[i].name, all[i].t));
 
   tkp_plan pl;
   memset(&pl, 0, sizeof pl);
@@ -1595,7 +1584,7 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   pl.cvt = llmk__convert_kernels_for(llmk_get_isa());
   size_t ws = B * V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
   llmk_plan *out_plan;
-  TRY(llmk__plan_create(op, LLMK__OP_TOP_K_TOP_P, sizeof pl, ws, &out_plan));
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_TOP_K_TOP_P, sizeof pl, ws, &out_plan));
   *(tkp_plan *)llmk__plan_payload(out_plan) = pl;
   *workspace_size = ws;
   *plan = out_plan;
@@ -1871,50 +1860,50 @@ static void worker_task(void *job_arg, int w, int nth) {
   }
 }
 
-llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size,
-                                   llmk_plan *plan, llmk_context *ctx) {
-  bool live;
-  llmk_status st = llmk__plan_begin_run("apply_top_k_top_p", LLMK__OP_TOP_K_TOP_P, plan,
-                                        workspace, workspace_size, &live);
-  if (st == LLMK_SUCCESS) {
-    const tkp_plan *pl = llmk__plan_payload(plan);
-    char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
-    if (pl->B * pl->V > 0) {
-      st = check_values(pl, ws);
-      if (st == LLMK_SUCCESS) {
-        if (pl->V == 1 && pl->mode != MODE_SAMPLE) {
-          /* one entry: the largest, always kept */
-          for (int64_t r = 0; r < pl->B; r++) {
-            const llmk__view *src =
-                pl->mode == MODE_SORTED && !pl->logits.data ? &pl->sv : &pl->logits;
-            memmove((char *)llmk__view_at(&pl->out, r, 0), llmk__view_at(src, r, 0),
-                    llmk_dtype_size(pl->out.dtype));
-            if (pl->kept.data) llmk__view_set(&pl->kept, r, 1);
-          }
-        } else if (pl->mode != MODE_SORTED && pl->V >= SPLIT_MIN_V &&
-                   pl->B < llmk__parallel_tasks(ctx, pl->workers) && pl->workers > 1) {
-          /* fewer rows than threads: each row split over a team of threads */
-          scratch ps[MAX_PARTS];
-          int parts = llmk__parallel_tasks(ctx, pl->workers);
-          for (int w = 0; w < parts; w++) {
-            ps[w] = scratch_at(ws + (size_t)w * pl->worker_bytes);
-            ps[w].keys = (uint32_t *)(void *)(ps[w].row + pl->V);
-            ps[w].rowbins = (uint16_t *)(void *)(ps[w].keys + pl->V);
-          }
-          team tm = {ctx, parts, ps};
-          for (int64_t r = 0; r < pl->B; r++) {
-            if (pl->mode == MODE_FILTER)
-              filter_one(pl, &tm, &ps[0], r);
-            else
-              sample_one(pl, &tm, &ps[0], r);
-          }
-        } else {
-          tkp_job job = {pl, ws, 0};
-          llmk__parallel_run(ctx, pl->workers, worker_task, &job);
+static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) {
+  const tkp_plan *pl = payload;
+  llmk_status st = LLMK_SUCCESS;
+  char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
+  if (pl->B * pl->V > 0) {
+    st = check_values(pl, ws);
+    if (st == LLMK_SUCCESS) {
+      if (pl->V == 1 && pl->mode != MODE_SAMPLE) {
+        /* one entry: the largest, always kept */
+        for (int64_t r = 0; r < pl->B; r++) {
+          const llmk__view *src =
+              pl->mode == MODE_SORTED && !pl->logits.data ? &pl->sv : &pl->logits;
+          memmove((char *)llmk__view_at(&pl->out, r, 0), llmk__view_at(src, r, 0),
+                  llmk_dtype_size(pl->out.dtype));
+          if (pl->kept.data) llmk__view_set(&pl->kept, r, 1);
         }
+      } else if (pl->mode != MODE_SORTED && pl->V >= SPLIT_MIN_V &&
+                 pl->B < llmk__parallel_tasks(ctx, pl->workers) && pl->workers > 1) {
+        /* fewer rows than threads: each row split over a team of threads */
+        scratch ps[MAX_PARTS];
+        int parts = llmk__parallel_tasks(ctx, pl->workers);
+        for (int w = 0; w < parts; w++) {
+          ps[w] = scratch_at(ws + (size_t)w * pl->worker_bytes);
+          ps[w].keys = (uint32_t *)(void *)(ps[w].row + pl->V);
+          ps[w].rowbins = (uint16_t *)(void *)(ps[w].keys + pl->V);
+        }
+        team tm = {ctx, parts, ps};
+        for (int64_t r = 0; r < pl->B; r++) {
+          if (pl->mode == MODE_FILTER)
+            filter_one(pl, &tm, &ps[0], r);
+          else
+            sample_one(pl, &tm, &ps[0], r);
+        }
+      } else {
+        tkp_job job = {pl, ws, 0};
+        llmk__parallel_run(ctx, pl->workers, worker_task, &job);
       }
     }
   }
-  if (live) llmk__plan_end_run(plan);
   return st;
+}
+
+llmk_status llmk_apply_top_k_top_p(void *workspace, size_t workspace_size,
+                                   llmk_plan *plan, llmk_context *ctx) {
+  return llmk__plan_run("apply_top_k_top_p", LLMK__OP_TOP_K_TOP_P, plan, workspace,
+                        workspace_size, ctx, run);
 }
