@@ -10,6 +10,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "core/ptrset.h" /* the live handles, as llmk keeps its live plans */
 
 #if defined(__GNUC__)
 #define ACL__PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -59,17 +60,6 @@ bool acl__mem_room(const void *p, size_t *room);
  * llmk context (NULL = calling thread only). On success, call acl__stream_release. */
 aclError acl__stream_acquire(aclrtStream stream, llmk_context **ctx, void **token);
 void acl__stream_release(void *token);
-
-/* ------------------------------------------------------------- pointer sets */
-/* A set of live handles (open addressing); not thread-safe, callers lock. */
-typedef struct acl__ptrset {
-  const void **slots;
-  size_t cap, used, live;
-} acl__ptrset;
-bool acl__ptrset_insert(acl__ptrset *s, const void *p);
-bool acl__ptrset_contains(const acl__ptrset *s, const void *p);
-bool acl__ptrset_remove(acl__ptrset *s, const void *p);
-void acl__ptrset_clear(acl__ptrset *s);
 
 /* ---------------------------------------------------------------- executors */
 /*

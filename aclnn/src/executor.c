@@ -34,7 +34,7 @@ struct aclOpExecutor {
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static acl__ptrset live;
+static llmk__ptrset live;
 static aclOpExecutor *quarantine[QUARANTINE];
 static size_t quarantine_next;
 
@@ -197,7 +197,7 @@ aclnnStatus acl__executor_create(const acl__op *op, const aclTensor *const *tens
   e->workspace_size = ws;
   e->magic = EXECUTOR_MAGIC;
   pthread_mutex_lock(&reg_lock);
-  bool ok = acl__ptrset_insert(&live, e);
+  bool ok = llmk__ptrset_insert(&live, e);
   pthread_mutex_unlock(&reg_lock);
   if (!ok) {
     llmk_plan_destroy(plan);
@@ -253,9 +253,9 @@ aclnnStatus acl__executor_run(const acl__op *op, void *workspace, uint64_t works
                               aclOpExecutor *executor, aclrtStream stream) {
   if (!executor) return acl__fail(ACLNN_ERR_INNER_NULLPTR, op->name, "executor is NULL");
   pthread_mutex_lock(&reg_lock);
-  bool found = acl__ptrset_contains(&live, executor);
+  bool found = llmk__ptrset_contains(&live, executor);
   bool consume = found && !executor->repeatable;
-  if (consume) acl__ptrset_remove(&live, executor); /* no second run can start */
+  if (consume) llmk__ptrset_remove(&live, executor); /* no second run can start */
   pthread_mutex_unlock(&reg_lock);
   if (!found)
     return acl__fail(
@@ -272,7 +272,7 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
   static const char *W = "aclSetAclOpExecutorRepeatable";
   if (!executor) return acl__fail(ACLNN_ERR_INNER_NULLPTR, W, "executor is NULL");
   pthread_mutex_lock(&reg_lock);
-  bool found = acl__ptrset_contains(&live, executor);
+  bool found = llmk__ptrset_contains(&live, executor);
   if (found) executor->repeatable = true;
   pthread_mutex_unlock(&reg_lock);
   if (!found)
@@ -285,7 +285,7 @@ aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
   static const char *W = "aclDestroyAclOpExecutor";
   if (!executor) return acl__fail(ACLNN_ERR_INNER_NULLPTR, W, "executor is NULL");
   pthread_mutex_lock(&reg_lock);
-  bool found = acl__ptrset_remove(&live, executor);
+  bool found = llmk__ptrset_remove(&live, executor);
   pthread_mutex_unlock(&reg_lock);
   if (!found)
     return acl__fail(ACLNN_ERR_INNER_NULLPTR, W,
@@ -303,7 +303,7 @@ static aclnnStatus set_addr(const char *where, aclOpExecutor *e, size_t index,
     return acl__fail(ACLNN_ERR_INNER_NULLPTR, where, "executor or tensor is NULL");
   aclnnStatus st = ACLNN_SUCCESS;
   pthread_mutex_lock(&reg_lock);
-  bool found = acl__ptrset_contains(&live, e);
+  bool found = llmk__ptrset_contains(&live, e);
   int first = 0, count = 0;
   if (found) {
     first = g == OUTPUTS ? e->op->num_inputs : 0;

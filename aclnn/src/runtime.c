@@ -143,7 +143,7 @@ typedef struct rt_event {
 
 static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 static enum { RT_NEVER, RT_INITIALIZED, RT_FINALIZED } rt_state = RT_NEVER;
-static acl__ptrset contexts, streams, events;
+static llmk__ptrset contexts, streams, events;
 static rt_context default_context = {HANDLE_CONTEXT, 0};
 static rt_stream default_stream = {HANDLE_STREAM, PTHREAD_MUTEX_INITIALIZER, NULL, false};
 static _Thread_local int32_t current_device = -1;
@@ -254,7 +254,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
   c->magic = HANDLE_CONTEXT;
   c->device = deviceId;
   pthread_mutex_lock(&rt_lock);
-  bool ok = acl__ptrset_insert(&contexts, c);
+  bool ok = llmk__ptrset_insert(&contexts, c);
   pthread_mutex_unlock(&rt_lock);
   if (!ok) {
     free(c);
@@ -270,8 +270,8 @@ aclError aclrtDestroyContext(aclrtContext context) {
   if (!context)
     return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext", "context is NULL");
   pthread_mutex_lock(&rt_lock);
-  bool found = acl__ptrset_remove(&contexts, context);
-  if (!contexts.live) acl__ptrset_clear(&contexts);
+  bool found = llmk__ptrset_remove(&contexts, context);
+  if (!contexts.live) llmk__ptrset_clear(&contexts);
   pthread_mutex_unlock(&rt_lock);
   if (!found)
     return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyContext",
@@ -284,7 +284,7 @@ aclError aclrtDestroyContext(aclrtContext context) {
 static bool context_is_live(const void *c) {
   if (c == &default_context) return true;
   pthread_mutex_lock(&rt_lock);
-  bool found = acl__ptrset_contains(&contexts, c);
+  bool found = llmk__ptrset_contains(&contexts, c);
   pthread_mutex_unlock(&rt_lock);
   return found;
 }
@@ -328,7 +328,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
     return acl__fail(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "aclrtCreateStream", "no mutex");
   }
   pthread_mutex_lock(&rt_lock);
-  bool ok = acl__ptrset_insert(&streams, s);
+  bool ok = llmk__ptrset_insert(&streams, s);
   pthread_mutex_unlock(&rt_lock);
   if (!ok) {
     pthread_mutex_destroy(&s->run_lock);
@@ -347,8 +347,8 @@ aclError aclrtDestroyStream(aclrtStream stream) {
   if (!stream)
     return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream", "stream is NULL");
   pthread_mutex_lock(&rt_lock);
-  bool found = acl__ptrset_remove(&streams, stream);
-  if (!streams.live) acl__ptrset_clear(&streams);
+  bool found = llmk__ptrset_remove(&streams, stream);
+  if (!streams.live) llmk__ptrset_clear(&streams);
   pthread_mutex_unlock(&rt_lock);
   if (!found)
     return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyStream",
@@ -366,7 +366,7 @@ aclError aclrtDestroyStream(aclrtStream stream) {
 static rt_stream *find_stream(aclrtStream stream) {
   if (!stream) return &default_stream;
   pthread_mutex_lock(&rt_lock);
-  bool found = acl__ptrset_contains(&streams, stream);
+  bool found = llmk__ptrset_contains(&streams, stream);
   pthread_mutex_unlock(&rt_lock);
   return found ? stream : NULL;
 }
@@ -423,7 +423,7 @@ aclError aclrtCreateEvent(aclrtEvent *event) {
   if (!ev) return acl__fail(ACL_ERROR_BAD_ALLOC, "aclrtCreateEvent", "out of memory");
   ev->magic = HANDLE_EVENT;
   pthread_mutex_lock(&rt_lock);
-  bool ok = acl__ptrset_insert(&events, ev);
+  bool ok = llmk__ptrset_insert(&events, ev);
   pthread_mutex_unlock(&rt_lock);
   if (!ok) {
     free(ev);
@@ -437,8 +437,8 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
   if (!event)
     return acl__fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent", "event is NULL");
   pthread_mutex_lock(&rt_lock);
-  bool found = acl__ptrset_remove(&events, event);
-  if (!events.live) acl__ptrset_clear(&events);
+  bool found = llmk__ptrset_remove(&events, event);
+  if (!events.live) llmk__ptrset_clear(&events);
   pthread_mutex_unlock(&rt_lock);
   if (!found)
     return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyEvent",
@@ -450,7 +450,7 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 /* The live event `event`; caller holds rt_lock (events have no lock of their own). */
 static aclError with_event(const char *where, aclrtEvent event, rt_event **out) {
   if (!event) return acl__fail(ACL_ERROR_INVALID_PARAM, where, "event is NULL");
-  if (!acl__ptrset_contains(&events, event))
+  if (!llmk__ptrset_contains(&events, event))
     return acl__fail(ACL_ERROR_RT_INVALID_HANDLE, where, "%p is not a live event", event);
   *out = event;
   return ACL_SUCCESS;

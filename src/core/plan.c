@@ -9,6 +9,7 @@
 
 #include "core/internal.h"
 #include "core/op.h"
+#include "core/ptrset.h"
 
 #define PLAN_MAGIC_LIVE 0x6c6d6b50u /* "Pkml" */
 #define PLAN_MAGIC_DEAD 0x64616544u
@@ -23,71 +24,17 @@ struct llmk_plan {
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Open addressing with linear probing; TOMB marks a deleted entry. */
-static llmk_plan **reg_slots;
-static size_t reg_cap, reg_used, reg_live;
-static llmk_plan *const TOMB = (llmk_plan *)&reg_slots;
+static llmk__ptrset live_plans;
 static llmk_plan *quarantine[QUARANTINE];
 static size_t quarantine_next;
 
-static size_t hash_ptr(const void *p, size_t cap) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return (size_t)x & (cap - 1);
-}
-
 static bool reg_contains(const llmk_plan *p) {
-  if (!reg_cap) return false;
-  for (size_t i = hash_ptr(p, reg_cap);; i = (i + 1) & (reg_cap - 1)) {
-    if (reg_slots[i] == p) return true;
-    if (reg_slots[i] == NULL) return false;
-  }
-}
-
-static bool reg_grow(void) {
-  size_t cap = reg_cap ? reg_cap : 64;
-  while (reg_live * 4 + 4 > cap) cap *= 2;
-  llmk_plan **slots = calloc(cap, sizeof *slots);
-  if (!slots) return false;
-  for (size_t i = 0; i < reg_cap; i++) {
-    llmk_plan *p = reg_slots[i];
-    if (!p || p == TOMB) continue;
-    size_t j = hash_ptr(p, cap);
-    while (slots[j]) j = (j + 1) & (cap - 1);
-    slots[j] = p;
-  }
-  free(reg_slots);
-  reg_slots = slots;
-  reg_cap = cap;
-  reg_used = reg_live;
-  return true;
-}
-
-static bool reg_insert(llmk_plan *p) {
-  if ((reg_used + 1) * 2 > reg_cap && !reg_grow()) return false;
-  size_t i = hash_ptr(p, reg_cap);
-  while (reg_slots[i] && reg_slots[i] != TOMB) i = (i + 1) & (reg_cap - 1);
-  if (!reg_slots[i]) reg_used++;
-  reg_slots[i] = p;
-  reg_live++;
-  return true;
-}
-
-static void reg_remove(llmk_plan *p) {
-  for (size_t i = hash_ptr(p, reg_cap);; i = (i + 1) & (reg_cap - 1)) {
-    if (reg_slots[i] == p) {
-      reg_slots[i] = TOMB;
-      reg_live--;
-      return;
-    }
-  }
+  return llmk__ptrset_contains(&live_plans, p);
 }
 
 /* Caller holds reg_lock and has checked that p is live. */
 static void retire_locked(llmk_plan *p) {
-  reg_remove(p);
+  llmk__ptrset_remove(&live_plans, p);
   p->magic = PLAN_MAGIC_DEAD;
   free(quarantine[quarantine_next]);
   quarantine[quarantine_next] = p;
@@ -105,7 +52,7 @@ llmk_status llmk__plan_create(const char *op_name, llmk__op op, size_t payload_s
   p->op = op;
   p->workspace_size = workspace_size;
   pthread_mutex_lock(&reg_lock);
-  bool ok = reg_insert(p);
+  bool ok = llmk__ptrset_insert(&live_plans, p);
   pthread_mutex_unlock(&reg_lock);
   if (!ok) {
     free(p);

@@ -1,7 +1,8 @@
 /* Sets of live handles: open addressing with linear probing and tombstones. */
-#include <stdlib.h>
+#include "core/ptrset.h"
 
-#include "acl_internal.h"
+#include <stdint.h>
+#include <stdlib.h>
 
 static const char tomb_marker;
 #define TOMB ((const void *)&tomb_marker)
@@ -14,7 +15,7 @@ static size_t hash_ptr(const void *p, size_t cap) {
   return (size_t)x & (cap - 1);
 }
 
-static bool grow(acl__ptrset *s) {
+static bool grow(llmk__ptrset *s) {
   size_t cap = s->cap ? s->cap : 32;
   while (s->live * 4 + 4 > cap) cap *= 2;
   const void **slots = calloc(cap, sizeof *slots);
@@ -33,7 +34,7 @@ static bool grow(acl__ptrset *s) {
   return true;
 }
 
-bool acl__ptrset_contains(const acl__ptrset *s, const void *p) {
+bool llmk__ptrset_contains(const llmk__ptrset *s, const void *p) {
   if (!s->cap || !p) return false;
   for (size_t i = hash_ptr(p, s->cap);; i = (i + 1) & (s->cap - 1)) {
     if (s->slots[i] == p) return true;
@@ -41,7 +42,7 @@ bool acl__ptrset_contains(const acl__ptrset *s, const void *p) {
   }
 }
 
-bool acl__ptrset_insert(acl__ptrset *s, const void *p) {
+bool llmk__ptrset_insert(llmk__ptrset *s, const void *p) {
   if ((s->used + 1) * 2 > s->cap && !grow(s)) return false;
   size_t i = hash_ptr(p, s->cap);
   while (s->slots[i] && s->slots[i] != TOMB) i = (i + 1) & (s->cap - 1);
@@ -51,7 +52,7 @@ bool acl__ptrset_insert(acl__ptrset *s, const void *p) {
   return true;
 }
 
-bool acl__ptrset_remove(acl__ptrset *s, const void *p) {
+bool llmk__ptrset_remove(llmk__ptrset *s, const void *p) {
   if (!s->cap || !p) return false;
   for (size_t i = hash_ptr(p, s->cap);; i = (i + 1) & (s->cap - 1)) {
     if (s->slots[i] == p) {
@@ -63,7 +64,7 @@ bool acl__ptrset_remove(acl__ptrset *s, const void *p) {
   }
 }
 
-void acl__ptrset_clear(acl__ptrset *s) {
+void llmk__ptrset_clear(llmk__ptrset *s) {
   free(s->slots);
   s->slots = NULL;
   s->cap = s->used = s->live = 0;
