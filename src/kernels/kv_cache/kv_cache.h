@@ -1,5 +1,6 @@
-/* KV cache kernels: contiguous runs of quantization into fp8 and dequantization out of
- * it. Bit copies use memcpy; strided runs use the scalar element code in the op. */
+/* KV cache kernels: contiguous runs of quantization into fp8, dequantization out of it
+ * and bit copies (per ISA); and the movers that apply them to a token's runs (scalar
+ * code, kv_cache-move.c). */
 #ifndef LLMK_KERNELS_KV_CACHE_H
 #define LLMK_KERNELS_KV_CACHE_H
 
@@ -27,5 +28,47 @@ typedef struct llmk__kv_kernels {
 #define LLMK__KV_VARIANTS(X) \
   LLMK__IF_AVX512(X(kv, avx512)) LLMK__IF_AVX2(X(kv, avx2)) X(kv, scalar)
 LLMK__KERNEL_LIST(kv, LLMK__KV_VARIANTS)
+
+/* ------------------------------------------------------------------ movers */
+
+typedef struct llmk__kv_run {
+  int64_t tok_off, cache_off, len, tok_stride, cache_stride;
+  int64_t head;
+} llmk__kv_run;
+
+enum { LLMK__KV_COPY, LLMK__KV_QUANT, LLMK__KV_DEQUANT }; /* llmk__kv_side.mode */
+
+/* One of K and V. "tok" is the token side ([T, H, D]: key/value for scatter, the
+ * outputs for gather); "cache" the paged side. */
+typedef struct llmk__kv_side {
+  bool present;
+  bool gather; /* cache -> tok (else tok -> cache) */
+  const struct llmk__kv_kernels *kern;
+  char *tok, *cache;
+  int64_t tok_s0;             /* token stride */
+  int64_t cache_sb, cache_so; /* block and in-block offset strides */
+  llmk_dtype tok_dt, cache_dt;
+  size_t tok_esz, cache_esz;
+  int mode;
+  bool e5m2;
+  const char *scale; /* f32 */
+  int64_t scale_n, scale_stride;
+  int64_t H, D;
+  llmk__kv_run *runs;
+  int64_t nruns;
+  bool group;     /* see move_group() */
+  bool unit_copy; /* a bit copy whose runs all have unit strides on both sides */
+} llmk__kv_side;
+
+float llmk__kv_scale_of(const llmk__kv_side *k, int64_t head);
+/* Moves one token's row between its [H, D] tensor row `tok` and its cache slot `cache`,
+ * run by run: bit copies and contiguous (de)quantization through k->kern, strided runs
+ * element by element. With stream, the caller calls k->kern->fence() when done. */
+void llmk__kv_move_token(const llmk__kv_side *k, char *tok, char *cache, bool stream);
+/* Tokens t0..t0+g-1 of k->tok to (or from) g consecutive slots from `cache`, in one
+ * block: for layouts that cut a row into pieces (x-split, NZ), in tiles of about a cache
+ * line. */
+void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *cache,
+                         bool stream);
 
 #endif

@@ -1,0 +1,95 @@
+/* What scatter_pa_kv_cache and gather_pa_kv_cache share: the plan (each layout reduced
+ * to runs per token, see kv_cache.c) and the helpers of their runs. */
+#ifndef LLMK_OPS_KV_CACHE_H
+#define LLMK_OPS_KV_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "core/view.h"
+#include "kernels/kv_cache/kv_cache.h"
+#include "llmk/kv_cache.h"
+
+extern const char llmk__scatter_op[], llmk__gather_op[];
+
+typedef struct kv_plan {
+  const char *op;
+  bool gather;
+  llmk__kv_side side[2];
+  int64_t T, num_blocks, block_size;
+  llmk__view slots;        /* scatter: [T] */
+  llmk__view tables, lens; /* gather: [B, max_blocks], [B] */
+  int64_t B, max_blocks;
+  const llmk__kv_kernels *kern;
+} kv_plan;
+
+typedef struct llmk__kv_side_args {
+  const llmk_tensor *tok, *cache, *scale;
+  const char *tok_name, *cache_name, *scale_name;
+} llmk__kv_side_args;
+
+/* Phase 1 of both ops: sides[0] is K, sides[1] V (tok NULL: K only); index_a is
+ * slot_mapping (scatter) or block_tables (gather), index_b seq_lens (gather). */
+llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[2],
+                          llmk_kv_layout layout, const llmk_tensor *index_a,
+                          const char *index_a_name, const llmk_tensor *index_b,
+                          const char *index_b_name, size_t *workspace_size,
+                          llmk_plan **plan);
+/* INVALID_VALUE unless every scale is finite and > 0 */
+llmk_status llmk__kv_check_scales(const kv_plan *p);
+/* whether the copies bypass the caches */
+bool llmk__kv_use_streaming(const kv_plan *p);
+/* tokens per task */
+int64_t llmk__kv_token_grain(const kv_plan *p);
+
+#define KV_GROUP_MAX 64
+#define KV_PREFETCH_AHEAD 4
+
+static inline char *cache_row(const llmk__kv_side *k, const kv_plan *p, int64_t slot) {
+  int64_t b = slot / p->block_size, o = slot % p->block_size;
+  return k->cache + (size_t)(b * k->cache_sb + o * k->cache_so) * k->cache_esz;
+}
+
+/* Tokens t..t+g-1 to (or from) slots slot..slot+g-1, all in one block. */
+static inline void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t slot,
+                       bool stream) {
+  for (int i = 0; i < 2; i++) {
+    const llmk__kv_side *k = &p->side[i];
+    if (!k->present) continue;
+    if (g > 1 && k->group) {
+      llmk__kv_move_group(k, t, g, cache_row(k, p, slot), stream);
+      continue;
+    }
+    for (int64_t j = 0; j < g; j++)
+      llmk__kv_move_token(k, k->tok + (size_t)((t + j) * k->tok_s0) * k->tok_esz,
+                 cache_row(k, p, slot + j), stream);
+  }
+}
+
+/* Touches the cache lines of a slot's runs ahead of use: random slots are bound by
+ * memory latency (and TLB misses), which a few rows of look-ahead overlap. */
+static inline void prefetch_slot(const kv_plan *p, int64_t slot, bool write) {
+  for (int i = 0; i < 2; i++) {
+    const llmk__kv_side *k = &p->side[i];
+    if (!k->present) continue;
+    const char *row = cache_row(k, p, slot);
+    for (int64_t r = 0; r < k->nruns && r < 64; r++) {
+      const llmk__kv_run *run = &k->runs[r];
+      const char *c = row + (size_t)run->cache_off * k->cache_esz;
+      size_t bytes = (size_t)((run->len - 1) * run->cache_stride + 1) * k->cache_esz;
+      for (size_t off = 0; off < bytes; off += 64) {
+        if (write)
+          __builtin_prefetch(c + off, 1, 3);
+        else
+          __builtin_prefetch(c + off, 0, 3);
+      }
+    }
+  }
+}
+
+static inline void *align16(void *p) {
+  return (void *)(((uintptr_t)p + 15) & ~(uintptr_t)15);
+}
+
+#endif
