@@ -674,12 +674,13 @@ static void test_errors(aclrtStream stream) {
   EQ(aclnnAdvanceStepV2GetWorkspaceSize(c.t[0], c.t[1], c.t[2], c.t[3], c.t[4], c.t[5],
                                         NULL, NULL, 8, 4, 2, &ws, NULL),
      ACLNN_ERR_PARAM_NULLPTR);
-  /* the message names the row and the table */
+  /* the message names the row and the table (the native op's names, as in every
+   * message of a native check) */
   poke(&c, LENS, 3, 16);
   EQ(phase1(&c, 1, &ws, &ex), ACLNN_SUCCESS);
   EQ(phase2(1, ws, ex, stream), ACLNN_ERR_PARAM_INVALID);
-  TU_CHECK(strstr(aclGetRecentErrMsg(), "seqLens[3]=16") &&
-               strstr(aclGetRecentErrMsg(), "blockTables has 8 elements"),
+  TU_CHECK(strstr(aclGetRecentErrMsg(), "seq_lens[3]=16") &&
+               strstr(aclGetRecentErrMsg(), "block_tables has 8 elements"),
            "message: %s", aclGetRecentErrMsg());
   /* an executor of one op is not run by the other */
   EQ(phase1(&c, 1, &ws, &ex), ACLNN_SUCCESS);

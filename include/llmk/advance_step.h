@@ -36,6 +36,14 @@
  *   accepted_num: [num_seqs]; block_tables: [num_seqs, max_blocks]
  *   num_queries must equal num_seqs.
  *
+ * Flat lookup (llmk_advance_step_flat_get_workspace_size; CANN's aclnnAdvanceStep and
+ * the plain mode of aclnnAdvanceStepV2): plain mode, except that the block is looked
+ * up in block_tables read as one row-major array `flat` of numel elements (any rank,
+ * shape[0] == num_seqs) and offset by row q's share of it:
+ *
+ *     slot_mapping[q] = (flat[pos / block_size] + q * (numel / num_seqs)) * block_size
+ *                       + pos % block_size,          with pos / block_size < numel
+ *
  * Every tensor is i32 or i64, each independently, with any non-negative strides.
  * Output tensors must not share elements with each other or with the inputs.
  *
@@ -50,6 +58,8 @@
  * input_positions < 0 or accepted_num < 0 (speculative), pos / block_size >=
  * max_blocks, a negative block id, a sampled row that starts with -1 (speculative),
  * or a result that overflows int64 or does not fit the dtype of its output tensor.
+ * Flat lookup: the same statuses, with block_tables of any rank >= 1 and
+ * pos / block_size < numel in place of max_blocks.
  * The run never starts threads; ctx may be NULL.
  */
 #ifndef LLMK_ADVANCE_STEP_H
@@ -68,6 +78,13 @@ LLMK_API llmk_status llmk_advance_step_get_workspace_size(
     const llmk_tensor *spec_token /* optional */,
     const llmk_tensor *accepted_num /* optional */, int64_t num_seqs, int64_t num_queries,
     int64_t block_size, size_t *workspace_size, llmk_plan **plan);
+
+/* Phase 1 of the flat lookup (above); phase 2 is llmk_advance_step. */
+LLMK_API llmk_status llmk_advance_step_flat_get_workspace_size(
+    const llmk_tensor *input_tokens, const llmk_tensor *sampled_token_ids,
+    const llmk_tensor *input_positions, const llmk_tensor *seq_lens,
+    const llmk_tensor *slot_mapping, const llmk_tensor *block_tables, int64_t num_seqs,
+    int64_t num_queries, int64_t block_size, size_t *workspace_size, llmk_plan **plan);
 
 LLMK_API llmk_status llmk_advance_step(void *workspace, size_t workspace_size,
                                        llmk_plan *plan, llmk_context *ctx);

@@ -70,6 +70,27 @@ static inline float llmk__view_get_f(const llmk__view *v, int64_t i, int64_t j) 
   return llmk__load_f32(llmk__view_at(v, i, j), v->dtype);
 }
 
+/* Element k (in row-major order) of an i32 or i64 tensor of any rank; k < its numel. */
+static inline char *llmk__flat_at(const llmk_tensor *t, int64_t k) {
+  int64_t off = 0;
+  for (int d = t->rank - 1; d > 0; d--) {
+    off += (k % t->shape[d]) * t->strides[d];
+    k /= t->shape[d];
+  }
+  off += k * t->strides[0];
+  return (char *)t->data + (size_t)off * llmk_dtype_size(t->dtype);
+}
+
+static inline int64_t llmk__flat_get(const llmk_tensor *t, int64_t k) {
+  llmk__view v = {llmk__flat_at(t, k), t->dtype, t->dtype == LLMK_I64, 0, 0};
+  return llmk__view_get(&v, 0, 0);
+}
+
+static inline void llmk__flat_set(const llmk_tensor *t, int64_t k, int64_t value) {
+  llmk__view v = {llmk__flat_at(t, k), t->dtype, t->dtype == LLMK_I64, 0, 0};
+  llmk__view_set(&v, 0, value);
+}
+
 /* Division of non-negative int64 values by a fixed positive divisor without a divide
  * instruction: a shift for powers of two, else q = (n * m) >> (63 + l) with
  * m = ceil(2^(63+l) / d), l = ceil(log2 d), exact for every n < 2^63. */

@@ -15,9 +15,40 @@ typedef struct advance_step_plan {
   const llmk__advance_step_kernels *kernels;
 } advance_step_plan;
 
+/* Flat lookup: every tensor read as one row-major array; dim 0 is the row count and
+ * the array has at least that many elements. */
+static llmk_status flat_shapes(const llmk_tensor *const t[8], const char *const names[8],
+                               int64_t num_seqs, int64_t num_queries,
+                               llmk__advance_step_args *a) {
+  for (int i = 0; i < 6; i++) {
+    int64_t rows = i == 1 ? num_queries : num_seqs, numel = 1;
+    if (t[i]->rank < 1 || t[i]->rank > LLMK_MAX_RANK)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "%s.rank=%d must be in [1, %d] (flat lookup)", names[i],
+                         (int)t[i]->rank, LLMK_MAX_RANK);
+    LLMK__TRY(llmk__check_dim(op, names[i], t[i], 0, rows,
+                              i == 1 ? "num_queries" : "num_seqs"));
+    for (int d = 0; d < t[i]->rank; d++)
+      if (t[i]->shape[d] < 0 || __builtin_mul_overflow(numel, t[i]->shape[d], &numel))
+        return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                           "%s: extent %d is negative or the element count overflows",
+                           names[i], d);
+    if (numel < rows)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "%s has %" PRId64 " elements, fewer than its %" PRId64 " rows",
+                         names[i], numel, rows);
+    a->flat_t[i] = *t[i];
+    if (i == 5) {
+      a->flat_n = numel;
+      a->row_len = num_seqs > 0 ? numel / num_seqs : 0;
+    }
+  }
+  return LLMK_SUCCESS;
+}
+
 static llmk_status validate(const llmk_tensor *const t[8], const char *const names[8],
                             int64_t num_seqs, int64_t num_queries, int64_t block_size,
-                            llmk__advance_step_args *a) {
+                            bool flat, llmk__advance_step_args *a) {
   enum { TOK, SAMPLED, POS, LENS, SLOTS, TABLES, SPEC, ACC };
   /* 1. required tensors */
   for (int i = 0; i < 6; i++)
@@ -61,6 +92,8 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
     LLMK__TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 0, num_seqs, "num_seqs"));
     LLMK__TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 1, S + 1,
                               "spec_token.shape[1]+1"));
+  } else if (flat) {
+    LLMK__TRY(flat_shapes(t, names, num_seqs, num_queries, a));
   } else {
     const llmk_tensor *s = t[SAMPLED];
     if (s->rank != 1 && s->rank != 2)
@@ -70,14 +103,16 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
     LLMK__TRY(llmk__check_dim(op, names[SAMPLED], s, 0, num_queries, "num_queries"));
     if (s->rank == 2) LLMK__TRY(llmk__check_dim(op, names[SAMPLED], s, 1, 1, "1"));
   }
-  const char *len_name = speculative ? "num_seqs*(S+1)" : "num_seqs";
-  const int outs[4] = {TOK, POS, LENS, SLOTS};
-  for (int i = 0; i < 4; i++) {
-    LLMK__TRY(llmk__check_rank(op, names[outs[i]], t[outs[i]], 1));
-    LLMK__TRY(llmk__check_dim(op, names[outs[i]], t[outs[i]], 0, len, len_name));
+  if (!flat) {
+    const char *len_name = speculative ? "num_seqs*(S+1)" : "num_seqs";
+    const int outs[4] = {TOK, POS, LENS, SLOTS};
+    for (int i = 0; i < 4; i++) {
+      LLMK__TRY(llmk__check_rank(op, names[outs[i]], t[outs[i]], 1));
+      LLMK__TRY(llmk__check_dim(op, names[outs[i]], t[outs[i]], 0, len, len_name));
+    }
+    LLMK__TRY(llmk__check_rank(op, names[TABLES], t[TABLES], 2));
+    LLMK__TRY(llmk__check_dim(op, names[TABLES], t[TABLES], 0, num_seqs, "num_seqs"));
   }
-  LLMK__TRY(llmk__check_rank(op, names[TABLES], t[TABLES], 2));
-  LLMK__TRY(llmk__check_dim(op, names[TABLES], t[TABLES], 0, num_seqs, "num_seqs"));
   /* 5. strides, extents and data pointers */
   for (int i = 0; i < n; i++) LLMK__TRY(llmk__check_tensor(op, names[i], t[i]));
 
@@ -95,9 +130,27 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
   a->num_queries = num_queries;
   a->block_size = block_size;
   a->div = llmk__divider_make(block_size);
-  a->max_blocks = t[TABLES]->shape[1];
+  a->max_blocks = flat ? 0 : t[TABLES]->shape[1];
+  a->flat = flat;
   a->spec_len = S;
   a->speculative = speculative;
+  return LLMK_SUCCESS;
+}
+
+static llmk_status plan_advance_step(const llmk_tensor *const t[8], int64_t num_seqs,
+                                     int64_t num_queries, int64_t block_size, bool flat,
+                                     size_t *workspace_size, llmk_plan **plan) {
+  static const char *const names[8] = {
+      "input_tokens", "sampled_token_ids", "input_positions", "seq_lens",
+      "slot_mapping", "block_tables",      "spec_token",      "accepted_num"};
+  advance_step_plan p = {0};
+  LLMK__TRY(validate(t, names, num_seqs, num_queries, block_size, flat, &p.args));
+  p.kernels = llmk__advance_step_kernels_for(llmk_get_isa());
+  llmk_plan *out;
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_ADVANCE_STEP, sizeof p, 0, &out));
+  *(advance_step_plan *)llmk__plan_payload(out) = p;
+  *workspace_size = 0;
+  *plan = out;
   return LLMK_SUCCESS;
 }
 
@@ -111,17 +164,26 @@ llmk_status llmk_advance_step_get_workspace_size(
   const llmk_tensor *const t[8] = {input_tokens, sampled_token_ids, input_positions,
                                    seq_lens,     slot_mapping,      block_tables,
                                    spec_token,   accepted_num};
-  static const char *const names[8] = {
-      "input_tokens", "sampled_token_ids", "input_positions", "seq_lens",
-      "slot_mapping", "block_tables",      "spec_token",      "accepted_num"};
-  advance_step_plan p = {0};
-  LLMK__TRY(validate(t, names, num_seqs, num_queries, block_size, &p.args));
-  p.kernels = llmk__advance_step_kernels_for(llmk_get_isa());
-  llmk_plan *out;
-  LLMK__TRY(llmk__plan_create(op, LLMK__OP_ADVANCE_STEP, sizeof p, 0, &out));
-  *(advance_step_plan *)llmk__plan_payload(out) = p;
-  *plan = out;
-  return LLMK_SUCCESS;
+  return plan_advance_step(t, num_seqs, num_queries, block_size, false, workspace_size,
+                           plan);
+}
+
+llmk_status llmk_advance_step_flat_get_workspace_size(
+    const llmk_tensor *input_tokens, const llmk_tensor *sampled_token_ids,
+    const llmk_tensor *input_positions, const llmk_tensor *seq_lens,
+    const llmk_tensor *slot_mapping, const llmk_tensor *block_tables, int64_t num_seqs,
+    int64_t num_queries, int64_t block_size, size_t *workspace_size, llmk_plan **plan) {
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
+  const llmk_tensor *const t[8] = {input_tokens,
+                                   sampled_token_ids,
+                                   input_positions,
+                                   seq_lens,
+                                   slot_mapping,
+                                   block_tables,
+                                   NULL,
+                                   NULL};
+  return plan_advance_step(t, num_seqs, num_queries, block_size, true, workspace_size,
+                           plan);
 }
 
 static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) {

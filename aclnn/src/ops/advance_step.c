@@ -1,31 +1,13 @@
 /*
- * aclnnAdvanceStep and aclnnAdvanceStepV2.
+ * aclnnAdvanceStep and aclnnAdvanceStepV2 over llmk_advance_step.
  *
- * Speculative mode (V2 with specToken and acceptedNum) is llmk_advance_step itself:
- * CANN's shapes are the native ones and its lookup is the native per-row one.
- *
- * Plain mode (V1, and V2 without the optional tensors) is CANN's, which the native op
- * cannot express: CANN looks the block up in the *flattened* table and adds the row
- * offset to the block id, slot = (flat[pos / bs] + rowStride * q) * bs + pos % bs, where
- * the native op reads block_tables[q][pos / bs]. No view of the table gives "a value plus
- * rowStride * q", so plain mode is a small adapter here: it checks every row (nothing is
- * written if one is invalid), then writes every row.
- *
- * The adapter inside the executor framework: acl__op's run gets only the native plan, so
- * plan() makes a real native plan as a carrier (an empty llmk_advance_step plan, run
- * first at each phase 2, which checks the plan and workspace) and records, keyed by that
- * plan, the descriptors and attributes it was made from (a copy, as native plans copy
- * theirs). A re-pointed executor makes a new plan, hence a new record; the executor's
- * previous record is dropped then (records carry the executor's attrs address as owner).
- * Phase 2 messages of the adapter go through a thread-local buffer, since the executor
- * records llmk_last_error().
+ * Speculative mode (V2 with specToken and acceptedNum) is the native speculative mode:
+ * CANN's shapes are the native ones and so is its per-row lookup. Plain mode (V1, and V2
+ * without the optional tensors) is the native flat lookup
+ * (llmk_advance_step_flat_get_workspace_size): CANN looks the block up in the flattened
+ * table and adds the row's share of it to the block id,
+ * slot = (flat[pos / bs] + rowStride * q) * bs + pos % bs.
  */
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "acl_internal.h"
 #include "aclnnop/aclnn_advance_step.h"
 #include "aclnnop/aclnn_advance_step_v2.h"
@@ -44,220 +26,24 @@ typedef struct adv_attrs {
   int version; /* 1 or 2: the number of tensor slots is 6 or 8 */
 } adv_attrs;
 
-/* ------------------------------------------------------------- messages */
-
-static _Thread_local char adv_msg[512];
-static _Thread_local bool adv_msg_set;
-
-static llmk_status adv_error(llmk_status st, const char *fmt, ...) ACL__PRINTF(2, 3);
-static llmk_status adv_error(llmk_status st, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(adv_msg, sizeof adv_msg, fmt, ap);
-  va_end(ap);
-  adv_msg_set = true;
-  return st;
-}
-
-/* The framework records the native message for a failed plan()/run(); the adapter's own
- * message replaces it when the adapter set one. */
-static aclnnStatus own_message(aclnnStatus st, const char *op) {
-  if (st != ACLNN_SUCCESS && adv_msg_set) acl__fail(st, op, "%s", adv_msg);
-  adv_msg_set = false;
-  return st;
-}
-
-/* -------------------------------------------------------------- records */
-
-typedef struct record {
-  const llmk_plan *plan;
-  const void *owner; /* the executor's attrs */
-  llmk_tensor t[6];
-  adv_attrs a;
-} record;
-
-static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
-static record *recs;
-static size_t rec_n, rec_cap;
-
-/* Drops the records of `plan` (a reused address) and of `owner` (its previous plan).
- * Caller holds rec_lock. */
-static void drop_locked(const llmk_plan *plan, const void *owner) {
-  for (size_t i = 0; i < rec_n;) {
-    if (recs[i].plan == plan || recs[i].owner == owner)
-      recs[i] = recs[--rec_n];
-    else
-      i++;
-  }
-}
-
-static bool record_put(const record *r) {
-  bool ok = true;
-  pthread_mutex_lock(&rec_lock);
-  drop_locked(r->plan, r->owner);
-  if (rec_n == rec_cap) {
-    size_t cap = rec_cap ? rec_cap * 2 : 16;
-    record *n = realloc(recs, cap * sizeof *n);
-    if (n)
-      recs = n, rec_cap = cap;
-    else
-      ok = false;
-  }
-  if (ok) recs[rec_n++] = *r;
-  pthread_mutex_unlock(&rec_lock);
-  return ok;
-}
-
-static void record_drop(const llmk_plan *plan, const void *owner) {
-  pthread_mutex_lock(&rec_lock);
-  drop_locked(plan, owner);
-  pthread_mutex_unlock(&rec_lock);
-}
-
-static bool record_get(const llmk_plan *plan, record *out) {
-  bool found = false;
-  pthread_mutex_lock(&rec_lock);
-  for (size_t i = 0; i < rec_n && !found; i++)
-    if (recs[i].plan == plan) *out = recs[i], found = true;
-  pthread_mutex_unlock(&rec_lock);
-  return found;
-}
-
-/* ------------------------------------------------------------- plain mode */
-
-/* An empty native advance_step plan: the carrier of a plain-mode executor. */
-static llmk_status carrier_plan(size_t *workspace_size, llmk_plan **plan) {
-  int64_t z[1] = {0}, z1[2] = {0, 1}, z0[2] = {0, 0};
-  llmk_tensor v, m, tab;
-  llmk_tensor_init(&v, LLMK_I64, 1, z, NULL, NULL);
-  llmk_tensor_init(&m, LLMK_I64, 2, z1, NULL, NULL);
-  llmk_tensor_init(&tab, LLMK_I64, 2, z0, NULL, NULL);
-  return llmk_advance_step_get_workspace_size(&v, &m, &v, &v, &v, &tab, NULL, NULL, 0, 0,
-                                              1, workspace_size, plan);
-}
-
-/* Element k of the view in row-major order (k < numel, no zero extent). */
-static int64_t *at(const llmk_tensor *t, int64_t k) {
-  int64_t off = 0;
-  for (int d = t->rank - 1; d > 0; d--) {
-    off += (k % t->shape[d]) * t->strides[d];
-    k /= t->shape[d];
-  }
-  return (int64_t *)t->data + off + k * t->strides[0];
-}
-
-static int64_t numel(const llmk_tensor *t) {
-  int64_t n = 1;
-  for (int d = 0; d < t->rank; d++)
-    n *= t->shape[d]; /* checked not to overflow at phase 1 */
-  return n;
-}
-
-typedef struct row {
-  int64_t token, pos, slot;
-} row;
-
-/* CANN's plain mode: every query row checked, then every row written. */
-static llmk_status plain_compute(const record *r) {
-  const llmk_tensor *t = r->t;
-  int64_t n = r->a.num_seqs, nq = r->a.num_queries, bs = r->a.block_size;
-  int64_t flat_n = numel(&t[TAB]), stride = flat_n / t[TAB].shape[0];
-  row stack[128], *rows = stack;
-  if ((size_t)nq > sizeof stack / sizeof stack[0]) {
-    rows = malloc((size_t)nq * sizeof *rows);
-    if (!rows)
-      return adv_error(LLMK_ERROR_OUT_OF_MEMORY, "out of memory for %lld rows",
-                       (long long)nq);
-  }
-  llmk_status st = LLMK_SUCCESS;
-  for (int64_t q = 0; q < nq && st == LLMK_SUCCESS; q++) {
-    int64_t pos = *at(&t[LENS], q), idx = pos / bs, block, slot;
-    if (pos < 0 || pos == INT64_MAX) {
-      st = adv_error(LLMK_ERROR_INVALID_VALUE, "seqLens[%lld]=%lld is not a valid length",
-                     (long long)q, (long long)pos);
-    } else if (idx >= flat_n) {
-      st = adv_error(LLMK_ERROR_INVALID_VALUE,
-                     "seqLens[%lld]=%lld gives block index %lld (blockSize=%lld), but "
-                     "blockTables has %lld elements",
-                     (long long)q, (long long)pos, (long long)idx, (long long)bs,
-                     (long long)flat_n);
-    } else if ((block = *at(&t[TAB], idx)) < 0) {
-      st = adv_error(
-          LLMK_ERROR_INVALID_VALUE,
-          "blockTables element %lld (looked up for row %lld) is %lld, a negative "
-          "block id",
-          (long long)idx, (long long)q, (long long)block);
-    } else if (__builtin_mul_overflow(stride, q, &slot) ||
-               __builtin_add_overflow(slot, block, &slot) ||
-               __builtin_mul_overflow(slot, bs, &slot) ||
-               __builtin_add_overflow(slot, pos % bs, &slot)) {
-      st = adv_error(LLMK_ERROR_INVALID_VALUE,
-                     "row %lld: slot (%lld + %lld * %lld) * %lld + %lld overflows int64",
-                     (long long)q, (long long)block, (long long)stride, (long long)q,
-                     (long long)bs, (long long)(pos % bs));
-    } else {
-      rows[q].token = *at(&t[SAMP], q);
-      rows[q].pos = pos;
-      rows[q].slot = slot;
-    }
-  }
-  if (st == LLMK_SUCCESS) {
-    for (int64_t q = 0; q < nq; q++) {
-      *at(&t[TOK], q) = rows[q].token;
-      *at(&t[POS], q) = rows[q].pos;
-      *at(&t[LENS], q) = rows[q].pos + 1;
-      *at(&t[SLOT], q) = rows[q].slot;
-    }
-    for (int64_t q = nq; q < n; q++) {
-      *at(&t[TOK], q) = 0;
-      *at(&t[POS], q) = 0;
-      *at(&t[SLOT], q) = -1;
-    }
-  }
-  if (rows != stack) free(rows);
-  return st;
-}
-
 /* ----------------------------------------------------------- the op table */
 
 static llmk_status adv_plan(const llmk_tensor *const *t, const void *attrs,
                             size_t *workspace_size, llmk_plan **plan) {
   const adv_attrs *a = attrs;
-  bool spec = a->version == 2 && t[SPEC] && t[ACC];
-  llmk_status st =
-      spec ? llmk_advance_step_get_workspace_size(
-                 t[TOK], t[SAMP], t[POS], t[LENS], t[SLOT], t[TAB], t[SPEC], t[ACC],
-                 a->num_seqs, a->num_queries, a->block_size, workspace_size, plan)
-           : carrier_plan(workspace_size, plan);
-  if (st != LLMK_SUCCESS) return st;
-  if (spec) {
-    record_drop(*plan, attrs); /* no stale plain record may match this plan */
-    return LLMK_SUCCESS;
-  }
-  record r;
-  memset(&r, 0, sizeof r);
-  r.plan = *plan;
-  r.owner = attrs;
-  r.a = *a;
-  for (int i = 0; i < 6; i++) r.t[i] = *t[i];
-  if (!record_put(&r)) {
-    llmk_plan_destroy(*plan);
-    *plan = NULL;
-    return adv_error(LLMK_ERROR_OUT_OF_MEMORY, "out of memory for the executor's record");
-  }
-  return LLMK_SUCCESS;
+  if (a->version == 2 && t[SPEC] && t[ACC])
+    return llmk_advance_step_get_workspace_size(
+        t[TOK], t[SAMP], t[POS], t[LENS], t[SLOT], t[TAB], t[SPEC], t[ACC], a->num_seqs,
+        a->num_queries, a->block_size, workspace_size, plan);
+  return llmk_advance_step_flat_get_workspace_size(
+      t[TOK], t[SAMP], t[POS], t[LENS], t[SLOT], t[TAB], a->num_seqs, a->num_queries,
+      a->block_size, workspace_size, plan);
 }
 
 static llmk_status adv_run(void *workspace, size_t workspace_size, llmk_plan *plan,
                            llmk_context *ctx) {
   (void)ctx; /* O(numSeqs): never worth a thread */
-  /* Speculative mode: the native op. Plain mode: the empty carrier (checks the plan). */
-  llmk_status st = llmk_advance_step(workspace, workspace_size, plan, NULL);
-  if (st != LLMK_SUCCESS) return st;
-  record r;
-  memset(&r, 0, sizeof r);
-  if (!record_get(plan, &r)) return LLMK_SUCCESS; /* speculative */
-  return plain_compute(&r);
+  return llmk_advance_step(workspace, workspace_size, plan, NULL);
 }
 
 /* Every tensor is an input of CANN's op (in/out "Ref" tensors); there are no outputs. */
@@ -374,10 +160,8 @@ static aclnnStatus phase1(const char *op, int version, const aclTensor *const *t
   if (st) return st;
   /* 4. strides, offsets, data and allocation bounds; then the plan */
   adv_attrs a = {num_seqs, num_queries, block_size, version};
-  adv_msg_set = false;
-  return own_message(acl__executor_create(version == 1 ? &adv_op1 : &adv_op2, ts, &a,
-                                          sizeof a, workspaceSize, executor),
-                     op);
+  return acl__executor_create(version == 1 ? &adv_op1 : &adv_op2, ts, &a, sizeof a,
+                              workspaceSize, executor);
 }
 
 aclnnStatus aclnnAdvanceStepGetWorkspaceSize(
@@ -393,9 +177,7 @@ aclnnStatus aclnnAdvanceStepGetWorkspaceSize(
 
 aclnnStatus aclnnAdvanceStep(void *workspace, uint64_t workspaceSize,
                              aclOpExecutor *executor, aclrtStream stream) {
-  adv_msg_set = false;
-  return own_message(
-      acl__executor_run(&adv_op1, workspace, workspaceSize, executor, stream), OP1);
+  return acl__executor_run(&adv_op1, workspace, workspaceSize, executor, stream);
 }
 
 aclnnStatus aclnnAdvanceStepV2GetWorkspaceSize(
@@ -413,7 +195,5 @@ aclnnStatus aclnnAdvanceStepV2GetWorkspaceSize(
 
 aclnnStatus aclnnAdvanceStepV2(void *workspace, uint64_t workspaceSize,
                                aclOpExecutor *executor, aclrtStream stream) {
-  adv_msg_set = false;
-  return own_message(
-      acl__executor_run(&adv_op2, workspace, workspaceSize, executor, stream), OP2);
+  return acl__executor_run(&adv_op2, workspace, workspaceSize, executor, stream);
 }

@@ -15,9 +15,10 @@ static bool contiguous(const llmk__view *v, int64_t n) {
 
 static bool takes(const llmk__advance_step_args *a) {
   int64_t n = a->num_queries;
-  return !a->speculative && a->block_size < INT32_MAX && contiguous(&a->seq_lens, n) &&
-         contiguous(&a->sampled, n) && contiguous(&a->input_tokens, n) &&
-         contiguous(&a->input_positions, n) && contiguous(&a->slot_mapping, n);
+  return !a->speculative && !a->flat && a->block_size < INT32_MAX &&
+         contiguous(&a->seq_lens, n) && contiguous(&a->sampled, n) &&
+         contiguous(&a->input_tokens, n) && contiguous(&a->input_positions, n) &&
+         contiguous(&a->slot_mapping, n);
 }
 
 static inline __mmask8 lanes(int64_t left) {

@@ -181,9 +181,88 @@ static void run_speculative(const llmk__advance_step_args *a) {
   }
 }
 
+/* ------------------------------------------------------ CANN's flat lookup */
+
+enum { F_TOK, F_SAMPLED, F_POS, F_LENS, F_SLOTS, F_TABLES };
+
+static inline int64_t fget(const llmk__advance_step_args *a, int i, int64_t k) {
+  return llmk__flat_get(&a->flat_t[i], k);
+}
+
+static inline void fset(const llmk__advance_step_args *a, int i, int64_t k, int64_t v) {
+  llmk__flat_set(&a->flat_t[i], k, v);
+}
+
+static inline bool ffits(const llmk__advance_step_args *a, int i, int64_t v) {
+  return a->flat_t[i].dtype == LLMK_I64 || (v >= INT32_MIN && v <= INT32_MAX);
+}
+
+/* Row q's slot in flat mode, or the error (message set). */
+static llmk_status flat_slot(const llmk__advance_step_args *a, int64_t q, int64_t pos,
+                             int64_t *slot) {
+  int64_t bs = a->block_size, idx = llmk__div(&a->div, pos), s;
+  if (idx >= a->flat_n)
+    return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                       "seq_lens[%" PRId64 "]=%" PRId64 " gives block index %" PRId64
+                       " (block_size=%" PRId64 "), but block_tables has %" PRId64
+                       " elements",
+                       q, pos, idx, bs, a->flat_n);
+  int64_t blk = fget(a, F_TABLES, idx);
+  if (blk < 0)
+    return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                       "block_tables element %" PRId64 " (looked up for row %" PRId64
+                       ") is %" PRId64 ", a negative block id",
+                       idx, q, blk);
+  if (__builtin_mul_overflow(a->row_len, q, &s) || __builtin_add_overflow(s, blk, &s) ||
+      __builtin_mul_overflow(s, bs, &s) || __builtin_add_overflow(s, pos - idx * bs, &s))
+    return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                       "row %" PRId64 ": slot (%" PRId64 " + %" PRId64 " * %" PRId64
+                       ") * %" PRId64 " + %" PRId64 " overflows int64",
+                       q, blk, a->row_len, q, bs, pos - idx * bs);
+  *slot = s;
+  return LLMK_SUCCESS;
+}
+
+static llmk_status check_flat(const llmk__advance_step_args *a) {
+  for (int64_t q = 0; q < a->num_queries; q++) {
+    int64_t pos = fget(a, F_LENS, q), slot;
+    if (pos < 0 || pos == INT64_MAX)
+      return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                         "seq_lens[%" PRId64 "]=%" PRId64 " must be in [0, INT64_MAX)", q,
+                         pos);
+    llmk_status st = flat_slot(a, q, pos, &slot);
+    if (st != LLMK_SUCCESS) return st;
+    int64_t token = fget(a, F_SAMPLED, q);
+    if (!ffits(a, F_TOK, token)) return not_fit("input_tokens", q, token);
+    if (!ffits(a, F_POS, pos)) return not_fit("input_positions", q, pos);
+    if (!ffits(a, F_LENS, pos + 1)) return not_fit("seq_lens", q, pos + 1);
+    if (!ffits(a, F_SLOTS, slot)) return not_fit("slot_mapping", q, slot);
+  }
+  return LLMK_SUCCESS;
+}
+
+static void run_flat(const llmk__advance_step_args *a) {
+  for (int64_t q = 0; q < a->num_queries; q++) {
+    int64_t pos = fget(a, F_LENS, q), slot = 0;
+    (void)flat_slot(a, q, pos, &slot); /* checked */
+    fset(a, F_TOK, q, fget(a, F_SAMPLED, q));
+    fset(a, F_POS, q, pos);
+    fset(a, F_LENS, q, pos + 1);
+    fset(a, F_SLOTS, q, slot);
+  }
+  for (int64_t q = a->num_queries; q < a->num_seqs; q++) {
+    fset(a, F_TOK, q, 0);
+    fset(a, F_POS, q, 0);
+    fset(a, F_SLOTS, q, -1);
+  }
+}
+
 static llmk_status execute_scalar(const llmk__advance_step_args *a) {
   llmk_status st;
-  if (a->speculative) {
+  if (a->flat) {
+    st = check_flat(a);
+    if (st == LLMK_SUCCESS) run_flat(a);
+  } else if (a->speculative) {
     st = check_speculative(a);
     if (st == LLMK_SUCCESS) run_speculative(a);
   } else {

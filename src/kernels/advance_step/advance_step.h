@@ -17,6 +17,13 @@ typedef struct llmk__advance_step_args {
   llmk__view accepted_num; /* [num_seqs] */
   int64_t num_seqs, num_queries, block_size, max_blocks, spec_len /* S */;
   bool speculative;
+  /* CANN's plain-mode lookup (llmk_advance_step_flat_get_workspace_size): the six
+   * tensors (input_tokens, sampled, input_positions, seq_lens, slot_mapping,
+   * block_tables) read as flat row-major arrays; the block of row q offset by
+   * q * row_len; block_tables has flat_n elements */
+  bool flat;
+  llmk_tensor flat_t[6];
+  int64_t flat_n, row_len;
   llmk__divider div; /* by block_size */
 } llmk__advance_step_args;
 

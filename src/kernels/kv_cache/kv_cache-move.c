@@ -27,8 +27,8 @@ static void copy_strided(char *dst, int64_t ds, const char *src, int64_t ss, int
 }
 
 /* Element i of a run that is strided on one side, by mode. */
-static inline void move_elem(const llmk__kv_side *k, const llmk__kv_run *run,
-                             char *t, char *c, int64_t i, int64_t ci, float s) {
+static inline void move_elem(const llmk__kv_side *k, const llmk__kv_run *run, char *t,
+                             char *c, int64_t i, int64_t ci, float s) {
   char *te = t + (size_t)(i * run->tok_stride) * k->tok_esz;
   char *ce = c + (size_t)ci * k->cache_esz;
   if (k->mode == LLMK__KV_COPY) {
@@ -44,8 +44,8 @@ static inline void move_elem(const llmk__kv_side *k, const llmk__kv_run *run,
 }
 
 /* One run of one token: t and c point at the run's first element on each side. */
-static void move_run(const llmk__kv_side *k, const llmk__kv_run *run, char *t,
-                     char *c, bool stream) {
+static void move_run(const llmk__kv_side *k, const llmk__kv_run *run, char *t, char *c,
+                     bool stream) {
   bool unit = (run->tok_stride == 1 && run->cache_stride == 1) || run->len == 1;
   float s = k->mode == LLMK__KV_COPY ? 1.0f : llmk__kv_scale_of(k, run->head);
   if (k->mode == LLMK__KV_COPY) {
@@ -76,8 +76,8 @@ static void move_run(const llmk__kv_side *k, const llmk__kv_run *run, char *t,
 
 /* A bit copy of one unit-stride run; the 16- and 32-byte pieces of x-split and NZ are
  * inlined. */
-static inline void copy_piece(const llmk__kv_side *k, char *dst, const char *src, size_t bytes,
-                              bool stream) {
+static inline void copy_piece(const llmk__kv_side *k, char *dst, const char *src,
+                              size_t bytes, bool stream) {
   if (bytes == 16)
     memcpy(dst, src, 16);
   else if (bytes == 32)
@@ -87,8 +87,7 @@ static inline void copy_piece(const llmk__kv_side *k, char *dst, const char *src
 }
 
 /* Moves one token's row between its [H, D] tensor and its cache slot. */
-void llmk__kv_move_token(const llmk__kv_side *k, char *tok, char *cache,
-                       bool stream) {
+void llmk__kv_move_token(const llmk__kv_side *k, char *tok, char *cache, bool stream) {
   if (k->unit_copy) {
     for (int64_t r = 0; r < k->nruns; r++) {
       const llmk__kv_run *run = &k->runs[r];
@@ -111,8 +110,8 @@ void llmk__kv_move_token(const llmk__kv_side *k, char *tok, char *cache,
  * (x-split, NZ): the move is a small transpose, done in tiles of about one cache line
  * on each side, so that every line is read and written once (rows 2 KiB apart would
  * otherwise evict each other from the few L1 sets they map to). */
-void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g,
-                       char *cache, bool stream) {
+void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *cache,
+                         bool stream) {
   size_t tstep = (size_t)k->tok_s0 * k->tok_esz,
          cstep = (size_t)k->cache_so * k->cache_esz;
   char *tok0 = k->tok + (size_t)(t0 * k->tok_s0) * k->tok_esz;
@@ -165,4 +164,3 @@ void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g,
     r0++;
   }
 }
-

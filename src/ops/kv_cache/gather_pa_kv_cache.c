@@ -32,7 +32,7 @@ llmk_status llmk_gather_pa_kv_cache_get_workspace_size(
       {key_out, key_cache, k_scale, "key_out", "key_cache", "k_scale"},
       {value_out, value_cache, v_scale, "value_out", "value_cache", "v_scale"}};
   return llmk__kv_plan(op, true, sides, layout, block_tables, "block_tables", seq_lens,
-                 "seq_lens", workspace_size, plan);
+                       "seq_lens", workspace_size, plan);
 }
 
 typedef struct gather_job {
@@ -111,7 +111,8 @@ static llmk_status run_gather(const void *payload, void *workspace, llmk_context
     }
     start[i] = total;
     if (st == LLMK_SUCCESS && __builtin_add_overflow(total, len, &total))
-      st = llmk__error(LLMK_ERROR_INVALID_VALUE, llmk__gather_op, "sum(seq_lens) overflows");
+      st = llmk__error(LLMK_ERROR_INVALID_VALUE, llmk__gather_op,
+                       "sum(seq_lens) overflows");
   }
   if (st == LLMK_SUCCESS && total != p->T)
     st = llmk__error(LLMK_ERROR_INVALID_VALUE, llmk__gather_op,
@@ -127,6 +128,6 @@ static llmk_status run_gather(const void *payload, void *workspace, llmk_context
 
 llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size,
                                     llmk_plan *plan, llmk_context *ctx) {
-  return llmk__plan_run(llmk__gather_op, LLMK__OP_GATHER_KV, plan, workspace, workspace_size,
-                        ctx, run_gather);
+  return llmk__plan_run(llmk__gather_op, LLMK__OP_GATHER_KV, plan, workspace,
+                        workspace_size, ctx, run_gather);
 }

@@ -38,9 +38,9 @@ static int64_t build_runs(llmk_kv_layout layout, bool is_key, const int64_t *cs,
   int64_t n = 0;
 #define EMIT(tok, cache, l, tst, cst, hh)                                          \
   do {                                                                             \
-    llmk__kv_run r_ = {(tok), (cache), (l), (tst), (cst), (hh)};                         \
+    llmk__kv_run r_ = {(tok), (cache), (l), (tst), (cst), (hh)};                   \
     if (out && n > 0) {                                                            \
-      llmk__kv_run *p_ = &out[n - 1];                                                    \
+      llmk__kv_run *p_ = &out[n - 1];                                              \
       if ((!per_head || p_->head == r_.head) && p_->tok_stride == r_.tok_stride && \
           p_->cache_stride == r_.cache_stride &&                                   \
           r_.tok_off == p_->tok_off + p_->len * p_->tok_stride &&                  \
@@ -81,8 +81,8 @@ static int64_t cache_rank(llmk_kv_layout layout, bool is_key) {
 }
 
 /* dtype rules of one side; sets mode */
-static llmk_status check_side_dtypes(const char *op, bool gather, const llmk__kv_side_args *s,
-                                     llmk__kv_side *k) {
+static llmk_status check_side_dtypes(const char *op, bool gather,
+                                     const llmk__kv_side_args *s, llmk__kv_side *k) {
   const llmk_tensor *src = gather ? s->cache : s->tok, *dst = gather ? s->tok : s->cache;
   const char *src_name = gather ? s->cache_name : s->tok_name;
   const char *dst_name = gather ? s->tok_name : s->cache_name;
@@ -114,8 +114,9 @@ static llmk_status check_side_dtypes(const char *op, bool gather, const llmk__kv
 /* shapes of one side; H, D from the token tensor. nb/bs: in = the key side's (or -1 to
  * set them) */
 static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool is_key,
-                                     const llmk__kv_side_args *s, int64_t T, const char *T_name,
-                                     int64_t H, int64_t *nb, int64_t *bs, llmk__kv_side *k) {
+                                     const llmk__kv_side_args *s, int64_t T,
+                                     const char *T_name, int64_t H, int64_t *nb,
+                                     int64_t *bs, llmk__kv_side *k) {
   const llmk_tensor *tok = s->tok, *cache = s->cache;
   LLMK__TRY(llmk__check_rank(op, s->tok_name, tok, 3));
   if (T >= 0) LLMK__TRY(llmk__check_dim(op, s->tok_name, tok, 0, T, T_name));
@@ -202,10 +203,10 @@ static int64_t layout_unit(llmk_kv_layout layout, bool is_key, const llmk_tensor
 
 /* The common phase 1 of both ops, after the op-specific NULL checks. */
 llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[2],
-                           llmk_kv_layout layout, const llmk_tensor *index_a,
-                           const char *index_a_name, const llmk_tensor *index_b,
-                           const char *index_b_name, size_t *workspace_size,
-                           llmk_plan **plan) {
+                          llmk_kv_layout layout, const llmk_tensor *index_a,
+                          const char *index_a_name, const llmk_tensor *index_b,
+                          const char *index_b_name, size_t *workspace_size,
+                          llmk_plan **plan) {
   kv_plan p;
   memset(&p, 0, sizeof p);
   p.op = op;
@@ -386,4 +387,3 @@ int64_t llmk__kv_token_grain(const kv_plan *p) {
   int64_t g = KV_BYTES_PER_TASK / bytes;
   return g < 1 ? 1 : g;
 }
-

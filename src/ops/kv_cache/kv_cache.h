@@ -53,7 +53,7 @@ static inline char *cache_row(const llmk__kv_side *k, const kv_plan *p, int64_t 
 
 /* Tokens t..t+g-1 to (or from) slots slot..slot+g-1, all in one block. */
 static inline void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t slot,
-                       bool stream) {
+                              bool stream) {
   for (int i = 0; i < 2; i++) {
     const llmk__kv_side *k = &p->side[i];
     if (!k->present) continue;
@@ -63,7 +63,7 @@ static inline void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t sl
     }
     for (int64_t j = 0; j < g; j++)
       llmk__kv_move_token(k, k->tok + (size_t)((t + j) * k->tok_s0) * k->tok_esz,
-                 cache_row(k, p, slot + j), stream);
+                          cache_row(k, p, slot + j), stream);
   }
 }
 

@@ -24,10 +24,11 @@ llmk_status llmk_scatter_pa_kv_cache_get_workspace_size(
                        "value_cache is given but value is NULL (K-only: pass neither)");
   if (!value && v_scale)
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op, "v_scale given without value");
-  llmk__kv_side_args sides[2] = {{key, key_cache, k_scale, "key", "key_cache", "k_scale"},
-                        {value, value_cache, v_scale, "value", "value_cache", "v_scale"}};
+  llmk__kv_side_args sides[2] = {
+      {key, key_cache, k_scale, "key", "key_cache", "k_scale"},
+      {value, value_cache, v_scale, "value", "value_cache", "v_scale"}};
   return llmk__kv_plan(op, false, sides, layout, slot_mapping, "slot_mapping", NULL, NULL,
-                 workspace_size, plan);
+                       workspace_size, plan);
 }
 
 static int parts_for(llmk_context *ctx, int64_t n, int64_t grain) {
@@ -122,7 +123,6 @@ static llmk_status run_scatter(const void *payload, void *workspace, llmk_contex
 
 llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_size,
                                      llmk_plan *plan, llmk_context *ctx) {
-  return llmk__plan_run(llmk__scatter_op, LLMK__OP_SCATTER_KV, plan, workspace, workspace_size,
-                        ctx, run_scatter);
+  return llmk__plan_run(llmk__scatter_op, LLMK__OP_SCATTER_KV, plan, workspace,
+                        workspace_size, ctx, run_scatter);
 }
-
