@@ -17,10 +17,9 @@ configure: deps
 test: all
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The main job: `llmk bench --quick` (every op against the memory bandwidth and the
-# reference of the same run), then the per-op benchmark programs and the examples.
+# The main job: `llmk bench --quick` once (every op, each case checked against its
+# reference and timed beside a copy of the same bytes), then the examples.
 bench: all
-	$(BUILD)/tools/llmk bench --quick --json $(BUILD)/bench.json --plot $(BUILD)/bench.svg
 	bash scripts/bench.sh $(BUILD)
 
 # llmk against the PyTorch implementations a vLLM CPU user runs today (needs python3-torch)

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Runs every benchmark program, then the examples.
+# The benchmark: `llmk bench --quick` once (table on stdout, BUILD/bench.json and
+# BUILD/bench.svg), then the examples. Extra arguments go to llmk bench (e.g. an op name,
+# or --threads N). Exits non-zero if a case fails its check or an example fails.
 set -euo pipefail
 build=${1:-build}
-for b in "$build"/bench/bench_*; do
-  [ -x "$b" ] || continue
-  echo "== $(basename "$b")"
-  "$b"
-done
+shift || true
+"$build/tools/llmk" bench --quick --json "$build/bench.json" --plot "$build/bench.svg" "$@"
 bash "$(dirname "$0")/examples.sh" "$build"

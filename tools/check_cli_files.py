@@ -9,12 +9,21 @@ with open(sys.argv[1]) as f:
 cases = d["cases"]
 assert cases, "no cases"
 for c in cases:
-    for k in ("op", "shape", "dtype", "median_s", "gbps", "pct_bandwidth", "ref_s",
-              "speedup_vs_ref", "check"):
+    for k in ("op", "shape", "dtype", "median_s", "min_s", "gbps", "copy_median_s",
+              "copy_min_s", "copy_gbps", "pct_bandwidth", "pct_bandwidth_min", "spread",
+              "copy_spread", "busy", "ref_s", "speedup_vs_ref", "check", "extra"):
         assert k in c, "case without " + k
-assert d["bandwidth"]["gbps"] > 0, "no bandwidth"
+    assert isinstance(c["busy"], bool), "busy is not a boolean"
+    if c["check"] == "ok":
+        assert c["min_s"] <= c["median_s"], "min above the median"
+        assert c["copy_gbps"] > 0, "no copy beside " + c["shape"]
+        assert abs(c["pct_bandwidth"] - 100 * c["copy_median_s"] / c["median_s"]) < 1e-3 * \
+            c["pct_bandwidth"], "pct_bandwidth is not copy / op"
+assert d["copy"]["busy_spread"] > 1, "no busy threshold"
+assert d["busy"] == sum(c["busy"] for c in cases), "busy count"
 assert d["machine"]["isa"], "no isa"
 svg = xml.dom.minidom.parse(sys.argv[2])
 assert svg.documentElement.tagName == "svg", "not an svg"
 assert len(svg.getElementsByTagName("rect")) >= len(cases), "bars missing"
-print("ok: %d cases, %.2f GB/s" % (len(cases), d["bandwidth"]["gbps"]))
+print("ok: %d cases, %d busy, %% copy %s" % (len(cases), d["busy"], ", ".join(
+    "%.1f" % c["pct_bandwidth"] for c in cases if c["pct_bandwidth"] is not None)))

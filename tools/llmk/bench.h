@@ -1,9 +1,11 @@
 /* llmk bench: what the per-op benchmark files share with the driver and the report.
  *
- * Each op file walks its table of cases; for every case that the filters keep it sets up
- * the tensors, runs the op once on one copy of the inputs and the in-process reference
- * (tests/ref) on another, compares them, then times the op (median per call) and the
- * reference, and hands a bench_result to bench_add(). */
+ * Each op file (bench_<op>.c) walks its table of cases; for every case that the filters
+ * keep it sets up the tensors, runs the op once on one copy of the inputs and the
+ * in-process reference (tests/ref) on another, compares them, then times the op with a
+ * copy of the case's bytes beside it (bench_time: op and copy samples interleaved, so
+ * both see the same machine), times the reference, and hands a bench_result to
+ * bench_add(). % of the copy's bandwidth = copy time / op time for the same bytes. */
 #ifndef LLMK_TOOL_BENCH_H
 #define LLMK_TOOL_BENCH_H
 
@@ -15,12 +17,27 @@
 #include "llmk/llmk.h"
 
 #define BENCH_MAX_OP_FILTERS 16
+#define BENCH_MAX_EXTRA 4
+/* A case is flagged busy when the median of its op samples, or of the copy samples
+ * beside them, exceeds the fastest sample by more than this factor: the machine was
+ * doing something else during the case, and its ratios are suspect. */
+#define BENCH_BUSY_SPREAD 1.25
+/* The copy beside a case runs on the context's threads in parts that move at least this
+ * many bytes (read + written), as the ops split their work: a smaller copy is one
+ * thread's, since waking a second one would cost more than it saves. */
+#define BENCH_COPY_BYTES_PER_THREAD (256.0 * 1024.0)
 
 typedef enum bench_check {
   BENCH_CHECK_OK = 0,
   BENCH_CHECK_FAIL = 1,  /* results differ from the reference */
   BENCH_CHECK_ERROR = 2, /* the op (or its setup) returned an error */
 } bench_check;
+
+/* Another timing of a case, reported beside it (e.g. a floor, plan + run). */
+typedef struct bench_extra {
+  char name[80];
+  double median_s, min_s; /* per call */
+} bench_extra;
 
 typedef struct bench_result {
   char op[40];
@@ -31,12 +48,23 @@ typedef struct bench_result {
   int samples, inner; /* samples taken, calls per sample */
   double bytes;       /* bytes an ideal implementation must move per call */
   double gbps;        /* bytes / median */
-  double pct_bw;      /* gbps / the bandwidth measured at the start of the run */
-  double ref_s;       /* reference, per call */
+  /* the copy beside the op: bytes / 2 copied from one buffer to another (so as many
+   * bytes read + written), its samples interleaved with the op's */
+  double copy_median_s, copy_min_s;
+  int copy_inner, copy_threads;
+  double copy_gbps;           /* bytes / copy_median_s */
+  double pct_bw;              /* 100 * copy_median_s / median_s */
+  double pct_bw_min;          /* 100 * copy_min_s / min_s */
+  double spread, copy_spread; /* median / min, op and copy */
+  bool busy;                  /* spread or copy_spread > BENCH_BUSY_SPREAD */
+  double ref_s;               /* reference, per call (median) */
+  double ref_min_s;
   int ref_samples;
   double speedup; /* ref_s / median_s */
   bench_check check;
   char note[160]; /* e.g. boundary differences, error messages */
+  bench_extra extra[BENCH_MAX_EXTRA];
+  int n_extra;
 } bench_result;
 
 typedef struct bench_env {
@@ -49,9 +77,7 @@ typedef struct bench_env {
   const char *shape_filter; /* --shape: a substring of the shape label, or NULL */
   const char *op_filters[BENCH_MAX_OP_FILTERS];
   int n_op_filters;
-  double bandwidth_gbps;  /* memcpy read+write bandwidth, --threads threads */
-  double bandwidth_bytes; /* bytes the probe copied per pass (each way) */
-  double loadavg;         /* 1-minute load average at the start (-1: unknown) */
+  double loadavg; /* 1-minute load average at the start (-1: unknown) */
   /* collected results */
   bench_result *results;
   int n_results, cap_results;
@@ -71,27 +97,40 @@ typedef struct bench_timing {
   double median, min; /* seconds per call */
   int samples, inner;
   int status; /* non-zero: a call failed (the timing is invalid) */
+  /* bench_time only: the copy beside it, seconds per copy of the case's bytes */
+  double copy_median, copy_min;
+  int copy_inner, copy_threads;
 } bench_timing;
 
-/* Times fn: one warm-up call, then `samples` samples of `inner` calls each, where inner
- * makes a sample last about `sample_s` (at most max_inner calls) and the samples fill
- * about budget_s (between min_samples and 51). reset (optional) runs before each sample
- * and before the warm-up, untimed: it restores inputs that the op updates in place. */
-bench_timing bench_time(bench_fn fn, bench_fn reset, void *arg, double budget_s,
-                        int min_samples, int max_inner);
+/* Times fn with a copy of the same bytes beside it: one warm-up call of each, then
+ * `samples` samples, each `inner` calls of fn followed by `copy_inner` copies of
+ * bytes / 2 from one buffer to another over env->ctx's threads (bytes read + written:
+ * the op's bytes model), where inner and copy_inner make each part last about 2 ms (at
+ * most max_inner calls) and the samples fill about the op budget (between min_samples
+ * and 51). reset (optional) runs before each sample and before the warm-up, untimed: it
+ * restores inputs that the op updates in place. */
+bench_timing bench_time(bench_env *env, bench_fn fn, bench_fn reset, void *arg,
+                        double bytes, int min_samples, int max_inner);
 
-/* Times a reference whose first run (the check) took first_s: if more runs fit in
- * budget_s, the median of those (first run included), else first_s alone. */
-bench_timing bench_time_ref(bench_fn fn, bench_fn reset, void *arg, double first_s,
-                            double budget_s);
+/* Times fn alone, as bench_time does without the copy (for extra timings). */
+bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
+                             int min_samples, int max_inner);
+
+/* Times a reference whose first run (the check) took first_s: the median of at least 3
+ * runs (the first included; more where they fit the reference budget, up to 51), so
+ * that one stall of a shared machine does not make the speed-up. */
+bench_timing bench_time_ref(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
+                            double first_s);
 
 /* Time budgets for the current mode (quick / full). */
 double bench_op_budget(const bench_env *env);
 double bench_ref_budget(const bench_env *env);
 
-/* Memory bandwidth: memcpy of `bytes` split over `threads` threads (pthreads), median
- * of several passes; returns read+write GB/s (2 * bytes per pass). */
-double bench_memcpy_bandwidth(int threads, size_t bytes);
+/* Splits [0, n) over the context's threads, as the ops do (llmk's parallel-for: the
+ * calling thread takes the first range); with at most `parts` ranges. */
+typedef void (*bench_range_fn)(void *arg, int64_t begin, int64_t end);
+void bench_parallel(const bench_env *env, int64_t n, int parts, bench_range_fn fn,
+                    void *arg);
 
 /* ------------------------------------------------------------------ helpers */
 /* 64-byte aligned, every page touched (filled with `fill`); exits on failure. */
@@ -119,8 +158,12 @@ bool bench_want(bench_env *env, const char *op, const char *shape,
 void bench_progress(bench_env *env, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Fills the derived fields of r (gbps, % of bandwidth, speed-up) from op and ref timings
- * and the byte count, records it, and prints the progress line. */
+/* Adds an extra timing to r (before bench_add). */
+void bench_add_extra(bench_result *r, const char *name, double median_s, double min_s);
+
+/* Fills the derived fields of r (gbps, the copy beside it, % of its bandwidth, spread,
+ * busy, speed-up) from op and ref timings and the byte count, records it, and prints
+ * the progress line. */
 void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
                const bench_timing *ref, double bytes);
 
@@ -139,11 +182,11 @@ void bench_apply_top_k_top_p(bench_env *env);
 void bench_fused_causal_conv1d(bench_env *env);
 
 /* ---------------------------------------------------------------- report */
-/* The lines above the table: version, ISA, threads, bandwidth. */
+/* The lines above the table: version, ISA, threads, load. */
 void report_header(const bench_env *env, FILE *f);
 /* The table of every recorded case. */
 void report_table(const bench_env *env, FILE *f);
-/* JSON / SVG files; 0 on success, -1 (message on stderr) on failure. */
+/* JSON / SVG files ("-": stdout); 0 on success, -1 (message on stderr) on failure. */
 int report_json(const bench_env *env, const char *path);
 int report_svg(const bench_env *env, const char *path);
 

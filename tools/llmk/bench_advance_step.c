@@ -1,6 +1,9 @@
-/* advance_step: plain and speculative decode steps, every tensor i64, against
- * advance_step_ref (tests/ref). The op updates seq_lens (plain) or input_positions
- * (speculative) in place, so each timing sample starts from the saved inputs.
+/* advance_step: plain and speculative decode steps against advance_step_ref (tests/ref),
+ * every tensor i64, or (plain) seq_lens and block_tables i32 as vLLM passes them. The op
+ * updates seq_lens (plain) or input_positions (speculative) in place, so each timing
+ * sample starts from the saved inputs.
+ * Plain cases also time get_workspace_size + run (a plan per call) and a bare loop of
+ * the same dtypes that checks nothing: the floor of the op's work.
  * Bytes per call: every tensor element read or written once, and one block-table entry
  * per row. */
 #include <stdio.h>
@@ -13,12 +16,14 @@ typedef struct as_case {
   bool quick;
   bool spec;
   int64_t num_seqs, S, block_size, max_blocks;
+  bool i32; /* plain: seq_lens and block_tables i32 */
 } as_case;
 
 static const as_case cases[] = {
-    {true, false, 1024, 0, 16, 256}, {true, true, 256, 3, 16, 256},
-    {false, false, 256, 0, 16, 256}, {false, false, 4096, 0, 16, 256},
-    {false, true, 1024, 1, 16, 256}, {false, true, 1024, 3, 128, 64},
+    {true, false, 1024, 0, 16, 256, false},  {true, false, 1024, 0, 16, 512, true},
+    {true, true, 256, 3, 16, 256, false},    {false, false, 256, 0, 16, 256, false},
+    {false, false, 4096, 0, 16, 256, false}, {false, true, 1024, 1, 16, 256, false},
+    {false, true, 1024, 3, 128, 64, false},
 };
 
 /* At most this many calls per timing sample: the block tables leave room for them. */
@@ -37,6 +42,7 @@ typedef struct as_state {
   llmk_plan *plan;
   size_t ws;
   llmk_context *ctx;
+  llmk_tensor t[8]; /* tokens, sampled, positions, seq_lens, slots, tables, spec, acc */
 } as_state;
 
 /* Arrays at staggered offsets of one arena: arrays that start at the same offset modulo
@@ -74,7 +80,12 @@ static int64_t *inout(as_bufs *b, const as_case *c) {
 
 static int reset_op(void *arg) {
   as_state *s = arg;
-  memcpy(inout(&s->op, s->c), s->init, (size_t)s->rows * 8);
+  if (s->c->i32) {
+    int32_t *lens = (int32_t *)(void *)s->op.seq_lens;
+    for (int64_t i = 0; i < s->rows; i++) lens[i] = (int32_t)s->init[i];
+  } else {
+    memcpy(inout(&s->op, s->c), s->init, (size_t)s->rows * 8);
+  }
   return 0;
 }
 
@@ -87,6 +98,47 @@ static int reset_ref(void *arg) {
 static int run_op(void *arg) {
   as_state *s = arg;
   return llmk_advance_step(NULL, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
+}
+
+/* A plan per call: phase 1 and phase 2, as a caller without a repeatable plan runs it. */
+static int run_plan_and_op(void *arg) {
+  as_state *s = arg;
+  const as_case *c = s->c;
+  size_t ws;
+  llmk_plan *p;
+  return llmk_advance_step_get_workspace_size(
+             &s->t[0], &s->t[1], &s->t[2], &s->t[3], &s->t[4], &s->t[5],
+             c->spec ? &s->t[6] : NULL, c->spec ? &s->t[7] : NULL, c->num_seqs,
+             c->num_seqs, c->block_size, &ws, &p) != LLMK_SUCCESS ||
+         llmk_advance_step(NULL, ws, p, NULL) != LLMK_SUCCESS;
+}
+
+/* The floor: the plain step's loop with the case's dtypes, no checks. */
+static int run_bare(void *arg) {
+  as_state *s = arg;
+  const as_case *c = s->c;
+  as_bufs *b = &s->op;
+  const int64_t bs = c->block_size, mb = c->max_blocks;
+  if (c->i32) {
+    int32_t *lens = (int32_t *)(void *)b->seq_lens, *tab = (int32_t *)(void *)b->tables;
+    for (int64_t q = 0; q < c->num_seqs; q++) {
+      int64_t pos = lens[q];
+      b->tokens[q] = b->sampled[q];
+      b->positions[q] = pos;
+      lens[q] = (int32_t)(pos + 1);
+      b->slots[q] = (int64_t)tab[q * mb + pos / bs] * bs + pos % bs;
+    }
+  } else {
+    for (int64_t q = 0; q < c->num_seqs; q++) {
+      int64_t pos = b->seq_lens[q];
+      b->tokens[q] = b->sampled[q];
+      b->positions[q] = pos;
+      b->seq_lens[q] = pos + 1;
+      b->slots[q] = b->tables[q * mb + pos / bs] * bs + pos % bs;
+    }
+  }
+  __asm__ volatile("" ::: "memory");
+  return 0;
 }
 
 static int run_ref(void *arg) {
@@ -104,7 +156,7 @@ static int run_ref(void *arg) {
 
 static void run_case(bench_env *env, const as_case *c, const char *shape) {
   bench_result r;
-  bench_result_init(&r, "advance_step", shape, "i64");
+  bench_result_init(&r, "advance_step", shape, c->i32 ? "i64+i32 lens/tables" : "i64");
   as_state s;
   memset(&s, 0, sizeof s);
   s.c = c;
@@ -143,22 +195,28 @@ static void run_case(bench_env *env, const as_case *c, const char *shape) {
   }
   memcpy(inout(b, c), s.init, (size_t)s.rows * 8);
   memcpy(arena_ref, arena_op, asz); /* same offsets: the reference's copy */
+  if (c->i32) {                     /* narrowed in place, front to back */
+    int32_t *tab = (int32_t *)(void *)b->tables;
+    for (int64_t i = 0; i < c->num_seqs * c->max_blocks; i++)
+      tab[i] = (int32_t)b->tables[i];
+    reset_op(&s);
+  }
 
   int64_t n[1] = {s.rows}, samp[2] = {c->num_seqs, s.T},
           tab[2] = {c->num_seqs, c->max_blocks};
   int64_t spec_shape[2] = {c->num_seqs, c->S}, acc[1] = {c->num_seqs};
-  llmk_tensor t_tok, t_samp, t_pos, t_lens, t_slots, t_tab, t_spec, t_acc;
-  llmk_tensor_init(&t_tok, LLMK_I64, 1, n, NULL, b->tokens);
-  llmk_tensor_init(&t_samp, LLMK_I64, 2, samp, NULL, b->sampled);
-  llmk_tensor_init(&t_pos, LLMK_I64, 1, n, NULL, b->positions);
-  llmk_tensor_init(&t_lens, LLMK_I64, 1, n, NULL, b->seq_lens);
-  llmk_tensor_init(&t_slots, LLMK_I64, 1, n, NULL, b->slots);
-  llmk_tensor_init(&t_tab, LLMK_I64, 2, tab, NULL, b->tables);
-  llmk_tensor_init(&t_spec, LLMK_I64, 2, spec_shape, NULL, b->spec);
-  llmk_tensor_init(&t_acc, LLMK_I64, 1, acc, NULL, b->accepted);
+  llmk_dtype ldt = c->i32 ? LLMK_I32 : LLMK_I64;
+  llmk_tensor_init(&s.t[0], LLMK_I64, 1, n, NULL, b->tokens);
+  llmk_tensor_init(&s.t[1], LLMK_I64, 2, samp, NULL, b->sampled);
+  llmk_tensor_init(&s.t[2], LLMK_I64, 1, n, NULL, b->positions);
+  llmk_tensor_init(&s.t[3], ldt, 1, n, NULL, b->seq_lens);
+  llmk_tensor_init(&s.t[4], LLMK_I64, 1, n, NULL, b->slots);
+  llmk_tensor_init(&s.t[5], ldt, 2, tab, NULL, b->tables);
+  llmk_tensor_init(&s.t[6], LLMK_I64, 2, spec_shape, NULL, b->spec);
+  llmk_tensor_init(&s.t[7], LLMK_I64, 1, acc, NULL, b->accepted);
   llmk_status st = llmk_advance_step_get_workspace_size(
-      &t_tok, &t_samp, &t_pos, &t_lens, &t_slots, &t_tab, c->spec ? &t_spec : NULL,
-      c->spec ? &t_acc : NULL, c->num_seqs, c->num_seqs, c->block_size, &s.ws, &s.plan);
+      &s.t[0], &s.t[1], &s.t[2], &s.t[3], &s.t[4], &s.t[5], c->spec ? &s.t[6] : NULL,
+      c->spec ? &s.t[7] : NULL, c->num_seqs, c->num_seqs, c->block_size, &s.ws, &s.plan);
   if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
   if (st != LLMK_SUCCESS || s.ws != 0) {
     char msg[160];
@@ -178,9 +236,15 @@ static void run_case(bench_env *env, const as_case *c, const char *shape) {
         st != LLMK_SUCCESS ? llmk_last_error() : "the reference rejected the inputs");
   } else {
     size_t rb = (size_t)s.rows * 8;
+    bool lens_differ = memcmp(s.op.seq_lens, s.ref.seq_lens, rb) != 0;
+    if (c->i32) { /* widened */
+      const int32_t *lens = (const int32_t *)(const void *)s.op.seq_lens;
+      lens_differ = false;
+      for (int64_t i = 0; i < s.rows; i++) lens_differ |= lens[i] != s.ref.seq_lens[i];
+    }
     const char *bad = memcmp(s.op.tokens, s.ref.tokens, rb)         ? "input_tokens"
                       : memcmp(s.op.positions, s.ref.positions, rb) ? "input_positions"
-                      : memcmp(s.op.seq_lens, s.ref.seq_lens, rb)   ? "seq_lens"
+                      : lens_differ                                 ? "seq_lens"
                       : memcmp(s.op.slots, s.ref.slots, rb)         ? "slot_mapping"
                                                                     : NULL;
     if (bad) {
@@ -189,12 +253,24 @@ static void run_case(bench_env *env, const as_case *c, const char *shape) {
     }
   }
 
-  bench_timing op = bench_time(run_op, reset_op, &s, bench_op_budget(env), 11, MAX_INNER);
-  bench_timing ref =
-      bench_time(run_ref, reset_ref, &s, bench_ref_budget(env), 5, MAX_INNER);
+  /* plain, per row: sampled read, tokens, positions, slots written (8 bytes each), the
+   * length read and written and one block-table entry read (8 or 4 bytes each) */
   double bytes =
       c->spec ? (double)s.rows * 48 + (double)c->num_seqs * 8 * (double)(s.T + c->S + 1)
-              : (double)c->num_seqs * 56;
+              : (double)c->num_seqs * (c->i32 ? 44 : 56);
+  bench_timing op = bench_time(env, run_op, reset_op, &s, bytes, 11, MAX_INNER);
+  bench_timing ref = bench_time_only(env, run_ref, reset_ref, &s, 5, MAX_INNER);
+  if (!c->spec && r.check == BENCH_CHECK_OK) {
+    bench_timing full =
+        bench_time_only(env, run_plan_and_op, reset_op, &s, 11, MAX_INNER);
+    bench_timing bare = bench_time_only(env, run_bare, reset_op, &s, 11, MAX_INNER);
+    if (!full.status)
+      bench_add_extra(&r, "get_workspace_size + run (a plan per call, 1 thread)",
+                      full.median, full.min);
+    if (!bare.status)
+      bench_add_extra(&r, "bare loop (same dtypes, no checks): the floor", bare.median,
+                      bare.min);
+  }
   bench_add(env, &r, &op, &ref, bytes);
 done:
   llmk_plan_destroy(s.plan);
@@ -214,7 +290,8 @@ void bench_advance_step(bench_env *env) {
     else
       snprintf(shape, sizeof shape, "plain num_seqs=%lld bs=%lld", (long long)c->num_seqs,
                (long long)c->block_size);
-    if (bench_want(env, "advance_step", shape, LLMK_DTYPE_INVALID, "i64"))
+    if (bench_want(env, "advance_step", shape, LLMK_DTYPE_INVALID,
+                   c->i32 ? "i64+i32 lens/tables" : "i64"))
       run_case(env, c, shape);
   }
 }

@@ -1,6 +1,7 @@
-/* Timing, the bandwidth probe, buffers, filters and progress shared by the op files. */
+/* Timing, the copy beside each case, buffers, filters and progress shared by the op
+ * files. The copy runs on the context's threads through the library's own parallel-for
+ * (src/core/internal.h), so that it uses the very threads the ops use. */
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "core/internal.h"
 
 double bench_now(void) {
   struct timespec ts;
@@ -27,38 +29,153 @@ static double median(double *v, int n) {
 }
 
 #define MAX_SAMPLES 51
+#define SAMPLE_S 2e-3
 
-bench_timing bench_time(bench_fn fn, bench_fn reset, void *arg, double budget_s,
-                        int min_samples, int max_inner) {
-  bench_timing t = {NAN, NAN, 0, 0, 0};
-  if (max_inner < 1) max_inner = 1;
-  if (min_samples < 1) min_samples = 1;
-  if (min_samples > MAX_SAMPLES) min_samples = MAX_SAMPLES;
-  /* warm-up: page faults, caches, branch predictors; also the first estimate */
-  if (reset && reset(arg)) return t.status = 1, t;
-  double t0 = bench_now();
-  if (fn(arg)) return t.status = 1, t;
-  double one = bench_now() - t0;
-  /* a better estimate for calls too short for one clock reading */
+/* Calls of fn per sample: the first call (t_first) or, for calls too short for one clock
+ * reading, a loop of them estimates one call; inner makes a sample last about SAMPLE_S.
+ */
+static int estimate(bench_fn fn, bench_fn reset, void *arg, double t_first, int max_inner,
+                    double *one_out) {
+  double one = t_first;
   if (one < 20e-6) {
     int n = 0;
-    if (reset && reset(arg)) return t.status = 1, t;
-    t0 = bench_now();
+    if (reset && reset(arg)) return -1;
+    double t0 = bench_now();
     do {
-      if (fn(arg)) return t.status = 1, t;
+      if (fn(arg)) return -1;
       n++;
     } while (n < max_inner && bench_now() - t0 < 200e-6);
     one = (bench_now() - t0) / n;
   }
   if (one <= 0) one = 1e-9;
-  const double sample_s = 2e-3;
-  int inner = (int)(sample_s / one);
+  *one_out = one;
+  int inner = (int)(SAMPLE_S / one);
   if (inner < 1) inner = 1;
   if (inner > max_inner) inner = max_inner;
-  int samples = (int)(budget_s / (one * inner));
+  return inner;
+}
+
+static int sample_count(double budget_s, double per_sample, int min_samples) {
+  if (min_samples < 1) min_samples = 1;
+  if (min_samples > MAX_SAMPLES) min_samples = MAX_SAMPLES;
+  int samples = per_sample > 0 ? (int)(budget_s / per_sample) : MAX_SAMPLES;
   if (samples < min_samples) samples = min_samples;
   if (samples > MAX_SAMPLES) samples = MAX_SAMPLES;
   if (samples % 2 == 0 && samples < MAX_SAMPLES) samples++;
+  return samples;
+}
+
+/* ------------------------------------------------------- the copy beside */
+
+void bench_parallel(const bench_env *env, int64_t n, int parts, bench_range_fn fn,
+                    void *arg) {
+  if (parts <= 1 || !env->ctx || n <= 1) {
+    fn(arg, 0, n);
+    return;
+  }
+  /* grain: at least n / parts items a range, so at most `parts` ranges */
+  int64_t grain = (n + parts - 1) / parts;
+  llmk__parallel_for(env->ctx, n, grain, fn, arg);
+}
+
+typedef struct copy_job {
+  const bench_env *env;
+  char *dst;
+  const char *src;
+  size_t n;   /* bytes copied (each way) */
+  int parts;  /* threads it runs on */
+  size_t cut; /* bytes per part, a multiple of 64 */
+} copy_job;
+
+static void copy_range(void *arg, int64_t begin, int64_t end) {
+  copy_job *j = arg;
+  for (int64_t p = begin; p < end; p++) {
+    size_t a = (size_t)p * j->cut, b = p == j->parts - 1 ? j->n : a + j->cut;
+    if (a < b) memcpy(j->dst + a, j->src + a, b - a);
+  }
+}
+
+static int run_copy(void *arg) {
+  copy_job *j = arg;
+  bench_parallel(j->env, j->parts, j->parts, copy_range, j);
+  __asm__ volatile("" ::: "memory");
+  return 0;
+}
+
+bench_timing bench_time(bench_env *env, bench_fn fn, bench_fn reset, void *arg,
+                        double bytes, int min_samples, int max_inner) {
+  bench_timing t = {NAN, NAN, 0, 0, 0, NAN, NAN, 0, 0};
+  if (max_inner < 1) max_inner = 1;
+  /* the copy: bytes / 2 each way, as many parts as the threads, each moving at least
+   * BENCH_COPY_BYTES_PER_THREAD */
+  copy_job cj;
+  memset(&cj, 0, sizeof cj);
+  cj.env = env;
+  cj.n = (size_t)(bytes / 2 / 64 + 0.5) * 64;
+  if (cj.n < 64) cj.n = 64;
+  int threads = env->ctx ? llmk_context_num_threads(env->ctx) : 1;
+  double by_size = 2.0 * (double)cj.n / BENCH_COPY_BYTES_PER_THREAD;
+  cj.parts = by_size < 1 ? 1 : by_size < threads ? (int)by_size : threads;
+  cj.cut = (cj.n / (size_t)cj.parts + 63) / 64 * 64;
+  char *src = bench_alloc(cj.n, 1), *dst = bench_alloc(cj.n, 2);
+  cj.src = src;
+  cj.dst = dst;
+  double v[MAX_SAMPLES], c[MAX_SAMPLES];
+  /* warm-up: page faults, caches, branch predictors; also the first estimates */
+  if (reset && reset(arg)) goto fail;
+  double t0 = bench_now();
+  if (fn(arg)) goto fail;
+  double one, cone, t_first = bench_now() - t0;
+  int inner = estimate(fn, reset, arg, t_first, max_inner, &one);
+  if (inner < 0) goto fail;
+  t0 = bench_now();
+  run_copy(&cj);
+  int cinner = estimate(run_copy, NULL, &cj, bench_now() - t0, 100000, &cone);
+  /* the copy's part of a sample lasts about as long as the op's, or less */
+  if (cinner > 1 && cone * cinner > one * inner) cinner = (int)(one * inner / cone);
+  if (cinner < 1) cinner = 1;
+  int samples =
+      sample_count(bench_op_budget(env), one * inner + cone * cinner, min_samples);
+  for (int s = 0; s < samples; s++) {
+    if (reset && reset(arg)) goto fail;
+    t0 = bench_now();
+    for (int i = 0; i < inner; i++)
+      if (fn(arg)) goto fail;
+    double t1 = bench_now();
+    for (int i = 0; i < cinner; i++) run_copy(&cj);
+    double t2 = bench_now();
+    v[s] = (t1 - t0) / inner;
+    c[s] = (t2 - t1) / cinner;
+  }
+  t.samples = samples;
+  t.inner = inner;
+  t.median = median(v, samples);
+  t.min = v[0];
+  t.copy_inner = cinner;
+  t.copy_threads = cj.parts;
+  t.copy_median = median(c, samples);
+  t.copy_min = c[0];
+  bench_free(src);
+  bench_free(dst);
+  return t;
+fail:
+  t.status = 1;
+  bench_free(src);
+  bench_free(dst);
+  return t;
+}
+
+bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
+                             int min_samples, int max_inner) {
+  bench_timing t = {NAN, NAN, 0, 0, 0, NAN, NAN, 0, 0};
+  if (max_inner < 1) max_inner = 1;
+  if (reset && reset(arg)) return t.status = 1, t;
+  double t0 = bench_now();
+  if (fn(arg)) return t.status = 1, t;
+  double one;
+  int inner = estimate(fn, reset, arg, bench_now() - t0, max_inner, &one);
+  if (inner < 0) return t.status = 1, t;
+  int samples = sample_count(bench_op_budget(env) / 2, one * inner, min_samples);
   double v[MAX_SAMPLES];
   for (int s = 0; s < samples; s++) {
     if (reset && reset(arg)) return t.status = 1, t;
@@ -74,11 +191,11 @@ bench_timing bench_time(bench_fn fn, bench_fn reset, void *arg, double budget_s,
   return t;
 }
 
-bench_timing bench_time_ref(bench_fn fn, bench_fn reset, void *arg, double first_s,
-                            double budget_s) {
-  bench_timing t = {first_s, first_s, 1, 1, 0};
-  int more = first_s > 0 ? (int)(budget_s / first_s) - 1 : 0;
-  if (more < 2) return t; /* slow: the check's run is the timing */
+bench_timing bench_time_ref(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
+                            double first_s) {
+  bench_timing t = {first_s, first_s, 1, 1, 0, NAN, NAN, 0, 0};
+  int more = first_s > 0 ? (int)(bench_ref_budget(env) / first_s) - 1 : 2;
+  if (more < 2) more = 2; /* at least the median of 3 */
   if (more > MAX_SAMPLES - 1) more = MAX_SAMPLES - 1;
   double v[MAX_SAMPLES];
   v[0] = first_s;
@@ -101,70 +218,6 @@ double bench_op_budget(const bench_env *env) {
 }
 double bench_ref_budget(const bench_env *env) {
   return env->quick ? 0.15 : 0.6;
-}
-
-/* ------------------------------------------------------------- bandwidth */
-
-typedef struct probe_arg {
-  pthread_barrier_t *start, *stop;
-  char *dst;
-  const char *src;
-  size_t n;
-  int passes;
-} probe_arg;
-
-static void *probe_worker(void *p) {
-  probe_arg *a = p;
-  for (int i = 0; i < a->passes; i++) {
-    pthread_barrier_wait(a->start);
-    memcpy(a->dst, a->src, a->n);
-    pthread_barrier_wait(a->stop);
-  }
-  return NULL;
-}
-
-double bench_memcpy_bandwidth(int threads, size_t bytes) {
-  if (threads < 1) threads = 1;
-  enum { PASSES = 9 };
-  bytes = bytes / 4096 / (size_t)threads * 4096 * (size_t)threads;
-  char *src = bench_alloc(bytes, 1), *dst = bench_alloc(bytes, 2);
-  pthread_barrier_t start, stop;
-  pthread_barrier_init(&start, NULL, (unsigned)threads);
-  pthread_barrier_init(&stop, NULL, (unsigned)threads);
-  probe_arg *args = calloc((size_t)threads, sizeof *args);
-  pthread_t *tid = calloc((size_t)threads, sizeof *tid);
-  if (!args || !tid) {
-    fprintf(stderr, "llmk: out of memory\n");
-    exit(1);
-  }
-  size_t part = bytes / (size_t)threads;
-  for (int i = 0; i < threads; i++)
-    args[i] = (probe_arg){
-        &start, &stop, dst + part * (size_t)i, src + part * (size_t)i, part, PASSES + 1};
-  int started = 1;
-  for (int i = 1; i < threads; i++) {
-    if (pthread_create(&tid[i], NULL, probe_worker, &args[i]) != 0) {
-      fprintf(stderr, "llmk: cannot start the bandwidth probe's threads\n");
-      exit(1);
-    }
-    started++;
-  }
-  double v[PASSES];
-  for (int pass = 0; pass <= PASSES; pass++) { /* pass 0 warms up */
-    pthread_barrier_wait(&start);
-    double t0 = bench_now();
-    memcpy(args[0].dst, args[0].src, args[0].n);
-    pthread_barrier_wait(&stop);
-    if (pass) v[pass - 1] = bench_now() - t0;
-  }
-  for (int i = 1; i < started; i++) pthread_join(tid[i], NULL);
-  pthread_barrier_destroy(&start);
-  pthread_barrier_destroy(&stop);
-  free(args);
-  free(tid);
-  bench_free(src);
-  bench_free(dst);
-  return 2.0 * (double)bytes / median(v, PASSES) * 1e-9;
 }
 
 /* --------------------------------------------------------------- helpers */
@@ -233,7 +286,9 @@ void bench_result_init(bench_result *r, const char *op, const char *shape,
   snprintf(r->op, sizeof r->op, "%s", op);
   snprintf(r->shape, sizeof r->shape, "%s", shape);
   snprintf(r->dtype, sizeof r->dtype, "%s", dtype);
-  r->median_s = r->min_s = r->ref_s = r->gbps = r->pct_bw = r->speedup = NAN;
+  r->median_s = r->min_s = r->ref_s = r->ref_min_s = r->gbps = r->pct_bw = NAN;
+  r->copy_median_s = r->copy_min_s = r->copy_gbps = r->pct_bw_min = r->speedup = NAN;
+  r->spread = r->copy_spread = NAN;
 }
 
 static void record(bench_env *env, const bench_result *r) {
@@ -265,6 +320,14 @@ static const char *fmt_time(double s, char *buf, size_t n) {
   return buf;
 }
 
+void bench_add_extra(bench_result *r, const char *name, double median_s, double min_s) {
+  if (r->n_extra == BENCH_MAX_EXTRA) return;
+  bench_extra *e = &r->extra[r->n_extra++];
+  snprintf(e->name, sizeof e->name, "%s", name);
+  e->median_s = median_s;
+  e->min_s = min_s;
+}
+
 void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
                const bench_timing *ref, double bytes) {
   r->bytes = bytes;
@@ -274,7 +337,18 @@ void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
     r->samples = op->samples;
     r->inner = op->inner;
     r->gbps = bytes / op->median * 1e-9;
-    if (env->bandwidth_gbps > 0) r->pct_bw = 100.0 * r->gbps / env->bandwidth_gbps;
+    r->spread = op->median / op->min;
+    if (op->copy_median > 0) {
+      r->copy_median_s = op->copy_median;
+      r->copy_min_s = op->copy_min;
+      r->copy_inner = op->copy_inner;
+      r->copy_threads = op->copy_threads;
+      r->copy_gbps = bytes / op->copy_median * 1e-9;
+      r->pct_bw = 100.0 * op->copy_median / op->median;
+      r->pct_bw_min = 100.0 * op->copy_min / op->min;
+      r->copy_spread = op->copy_median / op->copy_min;
+    }
+    r->busy = r->spread > BENCH_BUSY_SPREAD || r->copy_spread > BENCH_BUSY_SPREAD;
   } else if (r->check == BENCH_CHECK_OK) {
     r->check = BENCH_CHECK_ERROR;
     if (!r->note[0])
@@ -282,15 +356,19 @@ void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
   }
   if (ref && !ref->status) {
     r->ref_s = ref->median;
+    r->ref_min_s = ref->min;
     r->ref_samples = ref->samples;
     if (r->median_s > 0) r->speedup = r->ref_s / r->median_s;
   }
   record(env, r);
-  char a[32], b[32];
-  bench_progress(
-      env, "    %s/call, %.2f GB/s, reference %s/call%s%s%s\n",
-      fmt_time(r->median_s, a, sizeof a), r->gbps, fmt_time(r->ref_s, b, sizeof b),
-      r->check == BENCH_CHECK_OK ? "" : "  FAIL", r->note[0] ? ": " : "", r->note);
+  char a[32], b[32], c[32];
+  bench_progress(env,
+                 "    %s/call (min %s), %.2f GB/s, %.1f%% of the copy beside it "
+                 "(%.2f GB/s), reference %s/call%s%s%s%s\n",
+                 fmt_time(r->median_s, a, sizeof a), fmt_time(r->min_s, c, sizeof c),
+                 r->gbps, r->pct_bw, r->copy_gbps, fmt_time(r->ref_s, b, sizeof b),
+                 r->busy ? "  busy" : "", r->check == BENCH_CHECK_OK ? "" : "  FAIL",
+                 r->note[0] ? ": " : "", r->note);
 }
 
 void bench_add_error(bench_env *env, bench_result *r, const char *msg) {

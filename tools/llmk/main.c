@@ -1,6 +1,6 @@
 /* llmk: the command-line tool of the llmk library.
- *   llmk bench [OP...] [options]   benchmarks every operator against the memory bandwidth
- *                                  and the in-process references
+ *   llmk bench [OP...] [options]   benchmarks every operator against a copy of the same
+ *                                  bytes and the in-process references
  *   llmk info                      version, ISA, chosen kernels, threads */
 #include <errno.h>
 #include <stdio.h>
@@ -45,38 +45,57 @@ static void bench_usage(FILE *f) {
       "usage: llmk bench [OP...] [--quick] [--threads N] [--dtype LIST] [--json FILE]\n"
       "                  [--plot FILE.svg] [--shape TEXT] [--isa ISA] [--list]\n"
       "\n"
-      "Runs every operator on the benchmark shapes of the spec. Each case is first "
-      "checked\n"
-      "once against the in-process reference (tests/ref: naive code written from the\n"
-      "spec), on separate copies of the inputs, then timed. The table gives the median\n"
-      "time per call, the effective bandwidth (the bytes the op must read and write per\n"
-      "call / time), that as a %% of the memory bandwidth measured at the start of the "
-      "run\n"
-      "(memcpy over the same threads), and the speed-up over the reference (one "
-      "thread).\n"
-      "Progress goes to stderr, the table to stdout.\n"
+      "Runs every operator on the benchmark shapes of the spec. Each case is first\n"
+      "checked once against the in-process reference (tests/ref: naive code written\n"
+      "from the spec), on separate copies of the inputs, then timed. Progress goes to\n"
+      "stderr, the table to stdout. Per case:\n"
+      "\n"
+      "  time/call, min  the median and the fastest of the op's timing samples, per "
+      "call\n"
+      "  GB/s            the bytes the op must read and write per call (its bytes "
+      "model)\n"
+      "                  / the median time\n"
+      "  copy GB/s       the same bytes through memcpy: bytes/2 copied from one buffer "
+      "to\n"
+      "                  another (so as many bytes read + written), split over the same\n"
+      "                  threads as the op (the context's, in parts of at least 256 KiB\n"
+      "                  moved; smaller copies run on one thread), its samples "
+      "interleaved\n"
+      "                  with the op's in the same run\n"
+      "  %% copy          100 x copy median / op median: the op's bandwidth as a %% of "
+      "a\n"
+      "                  copy of as many bytes measured beside it (cached sizes compare\n"
+      "                  with a cached copy; over 100: the op beats a plain copy)\n"
+      "  vs ref          the reference's median time (at least 3 runs, one thread) / "
+      "the\n"
+      "                  op's\n"
+      "  busy            the op's or the copy's median/min exceeds %.2f: the machine "
+      "was\n"
+      "                  busy during the case, its figures are suspect (rerun it)\n"
+      "Extra timings of some cases (floors, plan + run) follow the table.\n"
       "\n"
       "  OP               advance_step, scatter_pa_kv_cache, gather_pa_kv_cache,\n"
       "                   apply_top_k_top_p, fused_causal_conv1d; any part of a name\n"
-      "                   selects every op containing it (kv_cache: scatter and "
-      "gather).\n"
-      "                   Default: every op.\n"
-      "  --quick          the quick set (under a minute on 2 cores); default: the full "
+      "                   selects every op containing it (kv_cache: scatter and\n"
+      "                   gather). Default: every op.\n"
+      "  --quick          the quick set (a few minutes on 2 cores); default: the full "
       "set\n"
-      "  --threads N      threads for the ops and the bandwidth probe (default: as\n"
+      "  --threads N      threads for the ops and the copies (default: as\n"
       "                   llmk_context_create(0): LLMK_NUM_THREADS if set, else the\n"
       "                   online CPUs)\n"
       "  --dtype LIST     comma-separated f32,f16,bf16: only cases of these dtypes (the\n"
-      "                   16/32-bit side of fp8 conversions); advance_step (i64) always "
-      "runs\n"
+      "                   16/32-bit side of fp8 conversions); advance_step (integers)\n"
+      "                   always runs\n"
       "  --shape TEXT     only cases whose shape label contains TEXT (see --list)\n"
-      "  --json FILE      also write the results as JSON (machine, bandwidth, cases)\n"
-      "  --plot FILE.svg  also write an SVG bar chart of %% of bandwidth per case\n"
+      "  --json FILE      also write the results as JSON (machine, cases); - : stdout\n"
+      "                   (the table then goes to stderr)\n"
+      "  --plot FILE.svg  also write an SVG bar chart of %% copy per case\n"
       "  --isa ISA        cap the kernels at scalar, avx2 or avx512 (as LLMK_ISA does)\n"
       "  --list           list the cases the filters select; run nothing\n"
       "\n"
       "Exit status: 0 every check passed; 1 a check failed (FAIL in the table) or an op\n"
-      "returned an error; 2 a usage error.\n");
+      "returned an error; 2 a usage error.\n",
+      BENCH_BUSY_SPREAD);
 }
 
 static int parse_int(const char *s, int *out) {
@@ -230,27 +249,22 @@ int cmd_bench(int argc, char **argv) {
             "llmk bench: warning: load average %.2f before the run: other processes "
             "compete for the CPUs, multi-threaded timings may be inflated\n",
             env.loadavg);
-  size_t probe = (size_t)(env.quick ? 128 : 256) << 20;
-  fprintf(
-      stderr,
-      "llmk bench: measuring the memory bandwidth (memcpy of %zu MiB, %d thread%s)...\n",
-      probe >> 20, env.threads, env.threads == 1 ? "" : "s");
-  env.bandwidth_gbps = bench_memcpy_bandwidth(env.threads, probe);
-  env.bandwidth_bytes = (double)probe;
-  fprintf(stderr, "llmk bench: %.2f GB/s\n", env.bandwidth_gbps);
-
   for (int k = 0; k < NUM_OPS; k++)
     if (op_selected(&env, ops[k].name)) ops[k].run(&env);
   double elapsed = bench_now() - t_start;
 
-  report_header(&env, stdout);
-  report_table(&env, stdout);
-  int failed = 0;
-  for (int i = 0; i < env.n_results; i++)
+  /* --json -: the JSON alone on stdout, the table on stderr */
+  FILE *table = json && !strcmp(json, "-") ? stderr : stdout;
+  report_header(&env, table);
+  report_table(&env, table);
+  int failed = 0, busy = 0;
+  for (int i = 0; i < env.n_results; i++) {
     failed += env.results[i].check != BENCH_CHECK_OK;
-  printf("%d case%s, %d failed, %.1f s\n", env.n_results, env.n_results == 1 ? "" : "s",
-         failed, elapsed);
-  fflush(stdout);
+    busy += env.results[i].busy;
+  }
+  fprintf(table, "%d case%s, %d failed, %d busy, %.1f s\n", env.n_results,
+          env.n_results == 1 ? "" : "s", failed, busy, elapsed);
+  fflush(table);
   int rc = failed ? 1 : 0;
   if (json && report_json(&env, json) != 0) rc = 1;
   if (plot && report_svg(&env, plot) != 0) rc = 1;

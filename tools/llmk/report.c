@@ -38,10 +38,8 @@ void report_header(const bench_env *env, FILE *f) {
           env->threads, env->threads == 1 ? "" : "s", llmk_threading_runtime(),
           tool_cpu_model());
   fprintf(f,
-          "memory bandwidth: %.2f GB/s (memcpy of %.0f MiB, %d thread%s, bytes read + "
-          "written, median of 9)\n",
-          env->bandwidth_gbps, env->bandwidth_bytes / 1048576.0, env->threads,
-          env->threads == 1 ? "" : "s");
+          "%% copy: each case against a memcpy of as many bytes (read + written) on the "
+          "same threads, timed beside it in this run\n");
   if (env->loadavg > 0.5)
     fprintf(
         f,
@@ -51,20 +49,38 @@ void report_header(const bench_env *env, FILE *f) {
 }
 
 void report_table(const bench_env *env, FILE *f) {
-  fprintf(f, "\n%-20s %-48s %-16s %10s %8s %7s %9s  %s\n", "op", "shape", "dtype",
-          "time/call", "GB/s", "% bw", "vs ref", "check");
-  char a[32], b[32], c[32], d[32];
+  fprintf(f, "\n%-20s %-48s %-19s %10s %10s %8s %8s %7s %9s  %s\n", "op", "shape",
+          "dtype", "time/call", "min", "GB/s", "copy", "% copy", "vs ref", "check");
+  char a[32], b[32], c[32], d[32], e[32], g[32];
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
-    fprintf(f, "%-20s %-48s %-16s %10s %8s %7s %9s  %s\n", r->op, r->shape, r->dtype,
-            fmt_time(r->median_s, a, sizeof a), fmt_num(r->gbps, 2, b, sizeof b),
+    fprintf(f, "%-20s %-48s %-19s %10s %10s %8s %8s %7s %9s  %s%s\n", r->op, r->shape,
+            r->dtype, fmt_time(r->median_s, a, sizeof a), fmt_time(r->min_s, e, sizeof e),
+            fmt_num(r->gbps, 2, b, sizeof b), fmt_num(r->copy_gbps, 2, g, sizeof g),
             fmt_num(r->pct_bw, 1, c, sizeof c),
             isnan(r->speedup) ? "-" : (snprintf(d, sizeof d, "%.1fx", r->speedup), d),
-            check_name(r->check));
+            check_name(r->check), r->busy ? " busy" : "");
   }
-  int notes = 0;
-  for (int i = 0; i < env->n_results; i++)
-    if (env->results[i].note[0]) notes++;
+  int notes = 0, extras = 0, busy = 0;
+  for (int i = 0; i < env->n_results; i++) {
+    notes += env->results[i].note[0] != 0;
+    extras += env->results[i].n_extra;
+    busy += env->results[i].busy;
+  }
+  if (extras) {
+    fprintf(f, "\nalso measured (median, min; the op's median / this):\n");
+    for (int i = 0; i < env->n_results; i++) {
+      const bench_result *r = &env->results[i];
+      if (!r->n_extra) continue;
+      fprintf(f, "  %s %s %s:\n", r->op, r->shape, r->dtype);
+      for (int k = 0; k < r->n_extra; k++) {
+        const bench_extra *x = &r->extra[k];
+        fprintf(f, "    %-58s %10s %10s  %.2fx\n", x->name,
+                fmt_time(x->median_s, a, sizeof a), fmt_time(x->min_s, b, sizeof b),
+                r->median_s / x->median_s);
+      }
+    }
+  }
   if (notes) {
     fprintf(f, "\nnotes:\n");
     for (int i = 0; i < env->n_results; i++) {
@@ -72,14 +88,19 @@ void report_table(const bench_env *env, FILE *f) {
       if (r->note[0]) fprintf(f, "  %s %s %s: %s\n", r->op, r->shape, r->dtype, r->note);
     }
   }
-  fprintf(
-      f,
-      "\ntime/call: median per call; GB/s: the bytes the op must move (read + written) "
-      "per call / time; %% bw: of the memory bandwidth above (small cases run from cache "
-      "and "
-      "can exceed 100); vs ref: the in-process naive reference's time (tests/ref, 1 "
-      "thread) "
-      "/ the op's\n");
+  fprintf(f,
+          "\ntime/call, min: median and fastest sample per call; GB/s: the bytes the op "
+          "must move (read + written) per call / median time; copy: GB/s of a memcpy of "
+          "as many bytes (bytes/2 each way) on the same threads, timed interleaved with "
+          "the op; %% copy: copy median / op median (small cases run from cache, and so "
+          "does their copy); vs ref: the in-process naive reference's median time "
+          "(tests/ref, 1 thread, at least 3 runs) / the op's\n");
+  if (busy)
+    fprintf(f,
+            "busy: %d case%s whose op or copy samples spread over %.2fx (median / min): "
+            "the machine was busy, rerun %s before trusting %s figures\n",
+            busy, busy == 1 ? "" : "s", BENCH_BUSY_SPREAD, busy == 1 ? "it" : "them",
+            busy == 1 ? "its" : "their");
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -115,7 +136,8 @@ static void json_num(FILE *f, const char *key, double v, bool comma) {
 }
 
 int report_json(const bench_env *env, const char *path) {
-  FILE *f = fopen(path, "w");
+  bool out = !strcmp(path, "-");
+  FILE *f = out ? stdout : fopen(path, "w");
   if (!f) {
     perror(path);
     return -1;
@@ -134,16 +156,21 @@ int report_json(const bench_env *env, const char *path) {
   json_num(f, "loadavg_1min", env->loadavg < 0 ? NAN : env->loadavg, false);
   fprintf(f, "},\n  ");
   json_num(f, "threads", env->threads, false);
-  fprintf(f, ",\n  \"bandwidth\": {");
-  json_str(f, "method", "memcpy, read + written bytes", true);
-  json_num(f, "threads", env->threads, true);
-  json_num(f, "bytes_per_pass", env->bandwidth_bytes, true);
-  json_num(f, "gbps", env->bandwidth_gbps, false);
+  fprintf(f, ",\n  \"copy\": {");
+  json_str(f, "method",
+           "per case: memcpy of bytes/2 from one buffer to another (bytes read + "
+           "written, the op's bytes model), on the context's threads in parts of at "
+           "least copy_bytes_per_thread moved, its samples interleaved with the op's; "
+           "pct_bandwidth = 100 * copy_median_s / median_s",
+           true);
+  json_num(f, "copy_bytes_per_thread", BENCH_COPY_BYTES_PER_THREAD, true);
+  json_num(f, "busy_spread", BENCH_BUSY_SPREAD, false);
   fprintf(f, "},\n  \"cases\": [");
-  int failed = 0;
+  int failed = 0, busy = 0;
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
     failed += r->check != BENCH_CHECK_OK;
+    busy += r->busy;
     fprintf(f, "%s\n    {", i ? "," : "");
     json_str(f, "op", r->op, true);
     json_str(f, "shape", r->shape, true);
@@ -154,18 +181,37 @@ int report_json(const bench_env *env, const char *path) {
     json_num(f, "calls_per_sample", r->inner, true);
     json_num(f, "bytes", r->bytes, true);
     json_num(f, "gbps", r->gbps, true);
+    json_num(f, "copy_median_s", r->copy_median_s, true);
+    json_num(f, "copy_min_s", r->copy_min_s, true);
+    json_num(f, "copy_calls_per_sample", r->copy_inner, true);
+    json_num(f, "copy_threads", r->copy_threads, true);
+    json_num(f, "copy_gbps", r->copy_gbps, true);
     json_num(f, "pct_bandwidth", r->pct_bw, true);
+    json_num(f, "pct_bandwidth_min", r->pct_bw_min, true);
+    json_num(f, "spread", r->spread, true);
+    json_num(f, "copy_spread", r->copy_spread, true);
+    fprintf(f, "\"busy\": %s, ", r->busy ? "true" : "false");
     json_num(f, "ref_s", r->ref_s, true);
+    json_num(f, "ref_min_s", r->ref_min_s, true);
     json_num(f, "ref_samples", r->ref_samples, true);
     json_num(f, "speedup_vs_ref", r->speedup, true);
     json_str(f, "check", r->check == BENCH_CHECK_OK ? "ok" : "FAIL", true);
-    json_str(f, "note", r->note, false);
-    fprintf(f, "}");
+    json_str(f, "note", r->note, true);
+    fprintf(f, "\"extra\": [");
+    for (int k = 0; k < r->n_extra; k++) {
+      fprintf(f, "%s{", k ? ", " : "");
+      json_str(f, "name", r->extra[k].name, true);
+      json_num(f, "median_s", r->extra[k].median_s, true);
+      json_num(f, "min_s", r->extra[k].min_s, false);
+      fprintf(f, "}");
+    }
+    fprintf(f, "]}");
   }
   fprintf(f, "\n  ],\n  ");
-  json_num(f, "failed", failed, false);
+  json_num(f, "failed", failed, true);
+  json_num(f, "busy", busy, false);
   fprintf(f, "\n}\n");
-  if (fclose(f) != 0) {
+  if (out ? fflush(f) != 0 : fclose(f) != 0) {
     perror(path);
     return -1;
   }
@@ -204,7 +250,7 @@ int report_svg(const bench_env *env, const char *path) {
     perror(path);
     return -1;
   }
-  const int label_w = 560, bar_w = 420, row_h = 20, top = 58, right = 70;
+  const int label_w = 560, bar_w = 420, row_h = 20, top = 58, right = 110;
   const int n = env->n_results, width = label_w + bar_w + right;
   const int height = top + n * row_h + 40;
   double max_pct = 100.0;
@@ -221,13 +267,15 @@ int report_svg(const bench_env *env, const char *path) {
           height);
   fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
   char title[256];
-  snprintf(title, sizeof title, "llmk %s bench (%s): %% of memory bandwidth per case",
+  snprintf(title, sizeof title,
+           "llmk %s bench (%s): %% of a copy of the same bytes, per case",
            llmk_version_string(), env->quick ? "quick" : "full");
   xml_text(f, title);
   fprintf(f, "</text>\n<text x=\"10\" y=\"38\">");
   snprintf(title, sizeof title,
-           "ISA %s, %d thread(s), bandwidth %.2f GB/s (memcpy, read + written)",
-           llmk_isa_name(llmk_get_isa()), env->threads, env->bandwidth_gbps);
+           "ISA %s, %d thread(s); the copy: memcpy of as many bytes (read + written) on "
+           "the same threads, timed beside each case",
+           llmk_isa_name(llmk_get_isa()), env->threads);
   xml_text(f, title);
   fprintf(f, "</text>\n");
   /* axis: 0, 25, 50, ... up to max_pct */
@@ -258,17 +306,16 @@ int report_svg(const bench_env *env, const char *path) {
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
             label_w, y + 3, w, row_h - 6, color);
     xml_text(f, label);
-    fprintf(f, ": %.1f%%, %.2f GB/s</title></rect>\n", pct,
-            isnan(r->gbps) ? 0.0 : r->gbps);
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s%.1f%%</text>\n", label_w + w + 4, y + 14,
-            r->check != BENCH_CHECK_OK ? "FAIL " : "", pct);
+    fprintf(f, ": %.1f%%, %.2f GB/s, copy %.2f GB/s%s</title></rect>\n", pct,
+            isnan(r->gbps) ? 0.0 : r->gbps, isnan(r->copy_gbps) ? 0.0 : r->copy_gbps,
+            r->busy ? ", busy" : "");
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s%.1f%%%s</text>\n", label_w + w + 4, y + 14,
+            r->check != BENCH_CHECK_OK ? "FAIL " : "", pct, r->busy ? " busy" : "");
   }
-  fprintf(
-      f,
-      "<text x=\"10\" y=\"%d\" fill=\"#555\">bars: effective GB/s (bytes the op must "
-      "read "
-      "+ write per call / median time) as %% of the bandwidth; dashed: 100%%</text>\n",
-      height - 8);
+  fprintf(f,
+          "<text x=\"10\" y=\"%d\" fill=\"#555\">bars: copy median / op median for the "
+          "same bytes (read + written); dashed: 100%%, as fast as the copy</text>\n",
+          height - 8);
   fprintf(f, "</svg>\n");
   if (fclose(f) != 0) {
     perror(path);

@@ -1,13 +1,13 @@
-/* fused_causal_conv1d, K=3, against ccref_run (tests/ref): the op on one copy of x and
- * conv_states, the reference on another, both compared bit for bit. Timing then runs the
- * op in place, call after call; the taps have gain 1 (0.5^2 + 0.5^2 + 0.7071^2) so that
- * x keeps its scale (shrinking values would turn subnormal and time the FPU's slow path).
- * With SiLU the library uses its own exp (docs/ops/fused_causal_conv1d.md): an x element
- * may then differ from the reference by up to one output ulp + 2e-6 * |silu value|, as
+/* fused_causal_conv1d, K=3 (and K=4, the shapes of make peers), against ccref_run
+ * (tests/ref): the op on one copy of x and conv_states, the reference on another, both
+ * compared bit for bit. Timing then runs the op in place, call after call; the taps have
+ * gain 1 (0.5^2 + 0.5^2 + 0.7071^2, or 4 x 0.5^2) so that x keeps its scale (shrinking
+ * values would turn subnormal and time the FPU's slow path). With SiLU the library uses
+ * its own exp (docs/ops/fused_causal_conv1d.md): an x element may then differ from the
+ * reference by up to one output ulp + 2e-6 * |silu value|, as
  * tests/ops/test_fused_causal_conv1d.c allows; such elements are counted in the note.
- * Bytes per call, as bench/bench_causal_conv1d.c counts them: x read and written, the
- * cache rows read (the history the conv or the state shift needs) and written (state and
- * APC fill rows), and the weight. */
+ * Bytes per call: x read and written, the cache rows read (the history the conv or the
+ * state shift needs) and written (state and APC fill rows), the weight and the bias. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #include "bench.h"
 #include "fused_causal_conv1d_ref.h"
 
-enum { KTAPS = 3 };
+enum { KTAPS = 3 }; /* unless a case says otherwise */
 
 typedef struct cc_case {
   bool quick;
@@ -26,23 +26,28 @@ typedef struct cc_case {
   int64_t prefill_len; /* kind 2/3: tokens per prefill sequence */
   int64_t n_prefill;   /* kind 3: prefill sequences among batch */
   int64_t block_size;  /* APC when > 0 (prefill only) */
-  bool silu_bias;      /* SiLU and a bias */
+  int act;             /* 0 none, 1 SiLU and a bias, 2 SiLU alone */
+  int K;               /* taps; 0: KTAPS */
 } cc_case;
 
 #define BF LLMK_BF16
 static const cc_case cases[] = {
-    {true, "decode fixed", BF, 256, 8192, 0, 0, 0, 0, 0, false},
-    {true, "decode fixed", BF, 256, 8192, 3, 0, 0, 0, 0, false},
-    {true, "decode varlen", BF, 256, 8192, 3, 1, 0, 0, 0, false},
-    {true, "prefill", BF, 4, 8192, 0, 2, 1024, 0, 0, false},
-    {true, "mixed", BF, 128, 8192, 3, 3, 512, 2, 0, false},
-    {false, "prefill APC bs=256", BF, 4, 8192, 0, 2, 1024, 0, 256, false},
-    {false, "decode fixed silu+bias", BF, 256, 8192, 3, 0, 0, 0, 0, true},
-    {false, "decode fixed", BF, 64, 4096, 0, 0, 0, 0, 0, false},
-    {false, "decode fixed", LLMK_F16, 256, 8192, 3, 0, 0, 0, 0, false},
-    {false, "prefill", LLMK_F16, 4, 8192, 0, 2, 1024, 0, 0, false},
-    {false, "decode fixed", LLMK_F32, 256, 8192, 3, 0, 0, 0, 0, false},
-    {false, "prefill", LLMK_F32, 4, 8192, 0, 2, 1024, 0, 0, false},
+    {true, "decode fixed", BF, 256, 8192, 0, 0, 0, 0, 0, 0, 3},
+    {true, "decode fixed", BF, 256, 8192, 3, 0, 0, 0, 0, 0, 3},
+    {true, "decode varlen", BF, 256, 8192, 3, 1, 0, 0, 0, 0, 3},
+    {true, "prefill", BF, 4, 8192, 0, 2, 1024, 0, 0, 0, 3},
+    {true, "mixed", BF, 128, 8192, 3, 3, 512, 2, 0, 0, 3},
+    {false, "prefill APC bs=256", BF, 4, 8192, 0, 2, 1024, 0, 256, 0, 3},
+    {false, "decode fixed silu+bias", BF, 256, 8192, 3, 0, 0, 0, 0, 1, 3},
+    {false, "decode fixed", BF, 64, 4096, 0, 0, 0, 0, 0, 0, 3},
+    {false, "decode fixed", LLMK_F16, 256, 8192, 3, 0, 0, 0, 0, 0, 3},
+    {false, "prefill", LLMK_F16, 4, 8192, 0, 2, 1024, 0, 0, 0, 3},
+    {false, "decode fixed", LLMK_F32, 256, 8192, 3, 0, 0, 0, 0, 0, 3},
+    {false, "prefill", LLMK_F32, 4, 8192, 0, 2, 1024, 0, 0, 0, 3},
+    {false, "prefill silu", BF, 4, 8192, 0, 2, 1024, 0, 0, 2, 3},
+    /* the shapes of make peers (bench/peers/peer_bench.py): K=4, SiLU and a bias */
+    {false, "peer K=4 decode silu+bias", BF, 256, 8192, 0, 0, 0, 0, 0, 1, 4},
+    {false, "peer K=4 prefill silu+bias", BF, 4, 8192, 0, 2, 1024, 0, 0, 1, 4},
 };
 
 typedef struct cc_state {
@@ -123,7 +128,9 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   memset(&s, 0, sizeof s);
   s.ctx = env->ctx;
   bench_rng rng = {0xc0171du + (uint64_t)c->batch * 7u + (uint64_t)c->kind};
-  const int64_t K = KTAPS, dim = c->dim, B = c->batch, m = c->m, C = K - 1 + m;
+  const bool silu = c->act != 0, has_bias = c->act == 1;
+  const int64_t K = c->K ? c->K : KTAPS, dim = c->dim, B = c->batch, m = c->m,
+                C = K - 1 + m;
   const size_t es = llmk_dtype_size(c->dtype);
   int64_t *len = bench_alloc((size_t)B * 8, 0);
   int64_t T = 0;
@@ -151,9 +158,11 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   {
     float *tw = bench_alloc((size_t)(K * dim) * 4, 0),
           *tb = bench_alloc((size_t)dim * 4, 0);
-    static const float taps[3] = {0.5f, 0.5f, 0.70710678f};
-    for (int64_t i = 0; i < K * dim; i++)
-      tw[i] = (bench_rand(&rng) & 1) ? -taps[i / dim] : taps[i / dim];
+    static const float taps3[3] = {0.5f, 0.5f, 0.70710678f};
+    for (int64_t i = 0; i < K * dim; i++) {
+      float tap = K == 3 ? taps3[i / dim] : 0.5f; /* K=4: 4 x 0.25 */
+      tw[i] = (bench_rand(&rng) & 1) ? -tap : tap;
+    }
     /* never 0: with SiLU, in-place repeated calls then settle on values away from 0 */
     for (int64_t i = 0; i < dim; i++) {
       uint64_t u = bench_rand(&rng);
@@ -196,7 +205,7 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
     int64_t Ln = hn + len[b], M = C < Ln ? C : Ln, lo = Ln - M < off ? Ln - M : off;
     rows += 2 * len[b] + M + (hn - (lo > 0 ? lo : 0)) + (last[b] - first[b]) * (K - 1);
   }
-  double bytes = (double)(rows + K + (c->silu_bias ? 1 : 0)) * (double)dim * (double)es;
+  double bytes = (double)(rows + K + (has_bias ? 1 : 0)) * (double)dim * (double)es;
   memcpy(rx, x, x_bytes);
   memcpy(rcs, cs, cs_bytes);
 
@@ -224,8 +233,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
       &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL,
       apc ? &tnct : NULL, apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL,
-      c->silu_bias ? &tbias : NULL, -1, -1, 0, c->block_size, 0,
-      c->silu_bias ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.ws, &s.plan);
+      has_bias ? &tbias : NULL, -1, -1, 0, c->block_size, 0,
+      silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.ws, &s.plan);
   if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
   if (st != LLMK_SUCCESS) {
     char msg[160];
@@ -249,7 +258,7 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   a->query_start_loc = qsl;
   a->weight = w;
   a->weight_stride = dim;
-  a->bias = c->silu_bias ? bias : NULL;
+  a->bias = has_bias ? bias : NULL;
   a->conv_states = rcs;
   a->num_lines = lines;
   a->C = C;
@@ -265,8 +274,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   a->pad_slot_id = -1;
   a->max_query_len = -1;
   a->block_size = c->block_size;
-  a->silu = c->silu_bias;
-  float *y_act = c->silu_bias ? bench_alloc((size_t)(T * dim) * 4, 0) : NULL;
+  a->silu = silu;
+  float *y_act = silu ? bench_alloc((size_t)(T * dim) * 4, 0) : NULL;
   a->y_act = y_act;
 
   st = llmk_fused_causal_conv1d(s.w, s.ws, s.plan, s.ctx);
@@ -284,10 +293,10 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   } else if (memcmp(cs, rcs, cs_bytes)) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "conv_states differs from the reference");
-  } else if (!c->silu_bias && memcmp(x, rx, x_bytes)) {
+  } else if (!silu && memcmp(x, rx, x_bytes)) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "x differs from the reference");
-  } else if (c->silu_bias) {
+  } else if (silu) {
     size_t near = 0;
     if (compare_silu(c->dtype, x, rx, y_act, (size_t)(T * dim), &near) != 0) {
       r.check = BENCH_CHECK_FAIL;
@@ -300,9 +309,9 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
                near, (long long)(T * dim));
     }
   }
-  bench_timing op = bench_time(run_op, NULL, &s, bench_op_budget(env), 11, 1000);
+  bench_timing op = bench_time(env, run_op, NULL, &s, bytes, 11, 1000);
   /* the reference keeps running in place on its own copy (its timing only) */
-  bench_timing ref = bench_time_ref(run_ref, NULL, &s, t_ref, bench_ref_budget(env));
+  bench_timing ref = bench_time_ref(env, run_ref, NULL, &s, t_ref);
   bench_add(env, &r, &op, &ref, bytes);
 done:
   llmk_plan_destroy(s.plan);

@@ -7,6 +7,12 @@
  * of 1-p, the header's documented exception), a difference is counted and reported but
  * only fails the case when there are many (more than 0.1% of the entries); any other
  * difference fails it.
+ * The reference's time is the median of at least 3 runs (it is slow: one stall of a
+ * shared machine would otherwise make the speed-up).
+ * Top-p alone (f32) also times the floor of any exact design: the largest value of each
+ * row and exp(x - max) of every entry (with the library's own exp, src/kernels/common),
+ * on the context's threads, plus one read + write pass over the logits (the copy beside
+ * the case); the op's time over that floor is reported with the case.
  * Bytes per call: the logits read once and the output written once. */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +20,133 @@
 
 #include "apply_top_k_top_p_ref.h"
 #include "bench.h"
+#include "kernels/common/exp.h" /* the library's exp: the floor is its cost */
+
+/* ------------------------------------------------ the floor of exact top-p */
+
+static float row_max_scalar(const float *x, size_t n) {
+  float m = -INFINITY;
+  for (size_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
+  return m;
+}
+static float exp_sum_scalar(const float *x, size_t n, float max) {
+  float s = 0;
+  for (size_t i = 0; i < n; i++) s += llmk__exp_nonpos_fma(x[i] - max);
+  return s;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FLOOR_AVX2 1
+#include <immintrin.h>
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#include "kernels/common/exp-avx2.h"
+static float row_max_avx2(const float *x, size_t n) {
+  __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+  }
+  float f[8], m = row_max_scalar(x + i, n - i);
+  _mm256_storeu_ps(f, _mm256_max_ps(m0, m1));
+  for (int j = 0; j < 8; j++) m = f[j] > m ? f[j] : m;
+  return m;
+}
+static float exp_sum_avx2(const float *x, size_t n, float max) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, vm = _mm256_set1_ps(max);
+  size_t i = 0; /* the mass pass's exp where its rows stay above max - 69, as here */
+  for (; i + 16 <= n; i += 16) {
+    s0 = _mm256_add_ps(
+        s0, llmk__avx2_exp_nonpos_fma_ge69(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm)));
+    s1 = _mm256_add_ps(s1, llmk__avx2_exp_nonpos_fma_ge69(
+                               _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm)));
+  }
+  float f[8], s = exp_sum_scalar(x + i, n - i, max);
+  _mm256_storeu_ps(f, _mm256_add_ps(s0, s1));
+  for (int j = 0; j < 8; j++) s += f[j];
+  return s;
+}
+#pragma GCC pop_options
+#else
+#define FLOOR_AVX2 0
+#endif
+
+static bool floor_simd(void) {
+  return FLOOR_AVX2 && llmk_get_isa() != LLMK_ISA_SCALAR;
+}
+
+enum { FLOOR_PARTS_MAX = 256 };
+
+/* The floor's passes over the B rows of V entries, on the context's threads, each
+ * taking a contiguous part of the whole (rows split as the op splits a single row):
+ * which 0 the largest value of every part of every row into pmax, 1 the exps. */
+typedef struct floor_job {
+  const bench_env *env;
+  const float *x;
+  int64_t B, V;
+  int parts;
+  int which;
+  float *rmax; /* [B] */
+  float pmax[FLOOR_PARTS_MAX]
+            [2]; /* per part: the largest value of its first and last row */
+  volatile float sink;
+} floor_job;
+
+static void floor_range(void *arg, int64_t begin, int64_t end) {
+  floor_job *j = arg;
+  bool simd = floor_simd();
+  for (int64_t part = begin; part < end; part++) {
+    int64_t n = j->B * j->V, a = n / j->parts * part,
+            b = part == j->parts - 1 ? n : n / j->parts * (part + 1);
+    float acc = 0;
+    j->pmax[part][0] = j->pmax[part][1] = -INFINITY;
+    for (int64_t i = a; i < b;) {
+      int64_t r = i / j->V, e = (r + 1) * j->V < b ? (r + 1) * j->V : b;
+      const float *row = j->x + i;
+      size_t len = (size_t)(e - i);
+      if (j->which == 0) {
+        float m = simd ? row_max_avx2(row, len) : row_max_scalar(row, len);
+        if (i == a) /* a row split with the part before: merged after the pass */
+          j->pmax[part][0] = m;
+        else if (e == b && e % j->V)
+          j->pmax[part][1] = m;
+        else
+          j->rmax[r] = m;
+      } else {
+        acc += simd ? exp_sum_avx2(row, len, j->rmax[r])
+                    : exp_sum_scalar(row, len, j->rmax[r]);
+      }
+      i = e;
+    }
+    if (j->which) j->sink = acc;
+  }
+}
+
+static void floor_pass(floor_job *j, int which) {
+  j->which = which;
+  if (which == 0)
+    for (int64_t r = 0; r < j->B; r++) j->rmax[r] = -INFINITY;
+  bench_parallel(j->env, j->parts, j->parts, floor_range, j);
+  if (which == 0) /* the rows split between parts */
+    for (int p = 0; p < j->parts; p++) {
+      int64_t n = j->B * j->V, a = n / j->parts * p,
+              b = p == j->parts - 1 ? n : n / j->parts * (p + 1);
+      if (a >= b) continue;
+      int64_t r0 = a / j->V, r1 = (b - 1) / j->V;
+      if (j->pmax[p][0] > j->rmax[r0]) j->rmax[r0] = j->pmax[p][0];
+      if (j->pmax[p][1] > j->rmax[r1]) j->rmax[r1] = j->pmax[p][1];
+    }
+}
+
+static int floor_max(void *arg) {
+  floor_pass(arg, 0);
+  return 0;
+}
+
+static int floor_exp(void *arg) {
+  floor_pass(arg, 1);
+  return 0;
+}
 
 typedef struct tkp_case {
   bool quick;
@@ -29,7 +162,7 @@ static const tkp_case cases[] = {
     {true, 1, 151936, LLMK_F32, 50, 0.9f, false},
     {true, 256, 32000, LLMK_F32, 50, 0.9f, false},
     {true, 64, 151936, LLMK_BF16, 50, 0.9f, false},
-    {false, 64, 151936, LLMK_F32, 0, 0.9f, false},
+    {true, 64, 151936, LLMK_F32, 0, 0.9f, false}, /* top-p alone: against its floor */
     {false, 64, 151936, LLMK_F32, 50, -1.0f, false},
     {false, 1, 151936, LLMK_F32, 0, 0.9f, false},
     {false, 1, 151936, LLMK_F32, 50, -1.0f, false},
@@ -173,9 +306,36 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
                diff);
     }
   }
-  bench_timing op = bench_time(run_op, NULL, &s, bench_op_budget(env), 7, 1000);
-  bench_timing ref = bench_time_ref(run_ref, NULL, &s, t_ref, bench_ref_budget(env));
-  bench_add(env, &r, &op, &ref, 2.0 * (double)s.n * (double)s.esz);
+  double bytes = 2.0 * (double)s.n * (double)s.esz;
+  bench_timing op = bench_time(env, run_op, NULL, &s, bytes, 7, 1000);
+  bench_progress(env, "    reference, at least 2 more runs...\n");
+  bench_timing ref = bench_time_ref(env, run_ref, NULL, &s, t_ref);
+  if (c->k == 0 && c->p >= 0 && !c->mixed && c->dtype == LLMK_F32 && !op.status) {
+    floor_job *fj = bench_alloc(sizeof *fj, 0);
+    fj->env = env;
+    fj->x = s.logits;
+    fj->B = c->B;
+    fj->V = c->V;
+    fj->parts = env->ctx ? llmk_context_num_threads(env->ctx) : 1;
+    if (fj->parts > FLOOR_PARTS_MAX) fj->parts = FLOOR_PARTS_MAX;
+    fj->rmax = bench_alloc((size_t)c->B * sizeof *fj->rmax, 0);
+    bench_timing tm = bench_time_only(env, floor_max, NULL, fj, 7, 1000);
+    floor_pass(fj, 0);
+    bench_timing te = bench_time_only(env, floor_exp, NULL, fj, 7, 1000);
+    if (!tm.status && !te.status) {
+      char name[80];
+      bench_add_extra(&r, "floor: the largest value of each row", tm.median, tm.min);
+      snprintf(name, sizeof name, "floor: exp(x - max) of every entry (%s)",
+               floor_simd() ? "avx2" : "scalar");
+      bench_add_extra(&r, name, te.median, te.min);
+      bench_add_extra(&r, "floor of any exact top-p: max + exp + the copy beside",
+                      tm.median + te.median + op.copy_median,
+                      tm.min + te.min + op.copy_min);
+    }
+    bench_free(fj->rmax);
+    bench_free(fj);
+  }
+  bench_add(env, &r, &op, &ref, bytes);
 done:
   llmk_plan_destroy(s.plan);
   bench_free(s.w);

@@ -1,0 +1,175 @@
+/* gather_pa_kv_cache, checked against a naive element-by-element gather written here
+ * from <llmk/kv_cache.h>, with the reference's layout offsets (kvref_byte_offset,
+ * tests/ref/scatter_pa_kv_cache_ref.h) and format definitions (convert_ref). It stays
+ * local until tests/ref has a gather reference of its own.
+ * Bytes per call: the cache rows read and K/V written once, plus the tables. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_pa_kv_cache.h"
+#include "convert_ref.h"
+#include "scatter_pa_kv_cache_ref.h"
+
+static const kv_case cases[] = {
+    {true, "1 seq", 16384, 8, 128, 128, 256, BF, BF, NHD, true, false, 1},
+    {false, "32 seqs", 16384, 8, 128, 16, 2048, BF, BF, NHD, true, false, 32},
+    {false, "1 seq", 16384, 8, 128, 128, 256, E4, BF, NHD, true, false, 1},
+    {false, "1 seq", 16384, 8, 128, 128, 256, BF, BF, LLMK_KV_NZ, true, false, 1},
+};
+
+typedef struct ga_state {
+  const kv_case *c; /* c->src: the cache dtype, c->cache: the output dtype */
+  llmk_tensor kc, vc, tables, lens, scale, ko, vo;
+  int64_t max_blocks, L;
+  int64_t *tab;
+  void *rko, *rvo;
+  float scale_v;
+  llmk_plan *plan;
+  size_t ws;
+  void *w;
+  llmk_context *ctx;
+} ga_state;
+
+static int ga_run_op(void *arg) {
+  ga_state *s = arg;
+  return llmk_gather_pa_kv_cache(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
+}
+
+/* The definition, one element at a time. */
+static void ga_one(const ga_state *s, const llmk_tensor *cache, bool is_value,
+                   void *out) {
+  const kv_case *c = s->c;
+  kvref_view view;
+  kvref_view_init(&view, cache, (int)c->layout, is_value, c->H, c->D);
+  size_t ces = llmk_dtype_size(c->src), oes = llmk_dtype_size(c->cache);
+  bool conv = c->src != c->cache;
+  ref_fmt cf = c->src == LLMK_FP8_E5M2 ? REF_FP8_E5M2 : REF_FP8_E4M3FN;
+  int64_t t = 0;
+  for (int64_t i = 0; i < c->nseq; i++)
+    for (int64_t p = 0; p < s->L; p++, t++) {
+      int64_t b = s->tab[i * s->max_blocks + p / c->block_size], o = p % c->block_size;
+      for (int64_t h = 0; h < c->H; h++)
+        for (int64_t d = 0; d < c->D; d++) {
+          const unsigned char *src =
+              (const unsigned char *)cache->data + kvref_byte_offset(&view, b, o, h, d);
+          unsigned char *dst =
+              (unsigned char *)out + (size_t)((t * c->H + h) * c->D + d) * oes;
+          if (!conv) {
+            memcpy(dst, src, ces);
+            continue;
+          }
+          float f = (float)ref_decode(cf, *src) * s->scale_v; /* one f32 product */
+          if (c->cache == LLMK_F32) {
+            memcpy(dst, &f, 4);
+          } else {
+            uint16_t h16 =
+                (uint16_t)ref_encode(c->cache == LLMK_F16 ? REF_F16 : REF_BF16, f);
+            memcpy(dst, &h16, 2);
+          }
+        }
+    }
+}
+
+static int ga_run_ref(void *arg) {
+  ga_state *s = arg;
+  ga_one(s, &s->kc, false, s->rko);
+  if (!s->c->k_only) ga_one(s, &s->vc, true, s->rvo);
+  return 0;
+}
+
+static void gather_case(bench_env *env, const kv_case *c, const char *shape,
+                        const char *dt) {
+  bench_result r;
+  bench_result_init(&r, "gather_pa_kv_cache", shape, dt);
+  ga_state s;
+  memset(&s, 0, sizeof s);
+  s.c = c;
+  s.ctx = env->ctx;
+  s.scale_v = 0.25f;
+  bench_rng rng = {0x9a7e4u + (uint64_t)c->T};
+  bool conv = c->src != c->cache;
+  s.L = c->T / c->nseq;
+  s.max_blocks = (s.L + c->block_size - 1) / c->block_size;
+  size_t tok = (size_t)(c->T * c->H * c->D);
+  size_t ces = llmk_dtype_size(c->src), oes = llmk_dtype_size(c->cache);
+  size_t cache_elems = (size_t)(c->num_blocks * c->block_size * c->H * c->D);
+  void *kc = bench_alloc(cache_elems * ces, 0), *vc = bench_alloc(cache_elems * ces, 0);
+  kv_fill_values(kc, c->src, cache_elems, 4.0f, &rng);
+  kv_fill_values(vc, c->src, cache_elems, 4.0f, &rng);
+  void *ko = bench_alloc(tok * oes, 0), *vo = bench_alloc(tok * oes, 0);
+  s.rko = bench_alloc(tok * oes, 0);
+  s.rvo = bench_alloc(tok * oes, 0);
+  s.tab = bench_alloc((size_t)(c->nseq * s.max_blocks) * 8, 0);
+  int64_t *lens = bench_alloc((size_t)c->nseq * 8, 0);
+  { /* distinct blocks in a random order */
+    int64_t *perm = bench_alloc((size_t)c->num_blocks * 8, 0);
+    for (int64_t i = 0; i < c->num_blocks; i++) perm[i] = i;
+    for (int64_t i = 0; i < c->nseq * s.max_blocks; i++) {
+      int64_t j = i + (int64_t)bench_rand_below(&rng, (uint64_t)(c->num_blocks - i));
+      int64_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+      s.tab[i] = perm[i];
+    }
+    bench_free(perm);
+  }
+  for (int64_t i = 0; i < c->nseq; i++) lens[i] = s.L;
+  int64_t tshape[3] = {c->T, c->H, c->D}, cs[5], tb[2] = {c->nseq, s.max_blocks},
+          nl[1] = {c->nseq};
+  int rank;
+  kv_cache_shape(c, c->src, true, &rank, cs);
+  llmk_tensor_init(&s.kc, c->src, rank, cs, NULL, kc);
+  kv_cache_shape(c, c->src, false, &rank, cs);
+  llmk_tensor_init(&s.vc, c->src, rank, cs, NULL, vc);
+  llmk_tensor_init(&s.ko, c->cache, 3, tshape, NULL, ko);
+  llmk_tensor_init(&s.vo, c->cache, 3, tshape, NULL, vo);
+  llmk_tensor_init(&s.tables, LLMK_I64, 2, tb, NULL, s.tab);
+  llmk_tensor_init(&s.lens, LLMK_I64, 1, nl, NULL, lens);
+  llmk_tensor_init(&s.scale, LLMK_F32, 0, NULL, NULL, &s.scale_v);
+  llmk_status st = llmk_gather_pa_kv_cache_get_workspace_size(
+      &s.kc, c->k_only ? NULL : &s.vc, &s.tables, &s.lens, conv ? &s.scale : NULL,
+      conv ? &s.scale : NULL, &s.ko, c->k_only ? NULL : &s.vo, c->layout, &s.ws, &s.plan);
+  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
+  if (st != LLMK_SUCCESS) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
+    bench_add_error(env, &r, msg);
+    goto done;
+  }
+  s.w = bench_alloc(s.ws + 1, 0);
+  st = llmk_gather_pa_kv_cache(s.w, s.ws, s.plan, s.ctx);
+  double t0 = bench_now();
+  ga_run_ref(&s);
+  double t_ref = bench_now() - t0;
+  if (st != LLMK_SUCCESS) {
+    r.check = BENCH_CHECK_ERROR;
+    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
+  } else if (memcmp(ko, s.rko, tok * oes) ||
+             (!c->k_only && memcmp(vo, s.rvo, tok * oes))) {
+    r.check = BENCH_CHECK_FAIL;
+    snprintf(r.note, sizeof r.note, "%s differs from the reference",
+             memcmp(ko, s.rko, tok * oes) ? "key_out" : "value_out");
+  }
+  double bytes = (double)(c->k_only ? 1 : 2) * (double)tok * (double)(ces + oes) +
+                 (double)(c->nseq * (s.max_blocks + 1)) * 8;
+  bench_timing op = bench_time(env, ga_run_op, NULL, &s, bytes, 11, 1000);
+  bench_timing ref = bench_time_ref(env, ga_run_ref, NULL, &s, t_ref);
+  bench_add(env, &r, &op, &ref, bytes);
+done:
+  llmk_plan_destroy(s.plan);
+  bench_free(s.w);
+  bench_free(kc);
+  bench_free(vc);
+  bench_free(ko);
+  bench_free(vo);
+  bench_free(s.rko);
+  bench_free(s.rvo);
+  bench_free(s.tab);
+  bench_free(lens);
+}
+
+void bench_gather_pa_kv_cache(bench_env *env) {
+  kv_walk(env, cases, sizeof cases / sizeof cases[0], true, gather_case);
+}

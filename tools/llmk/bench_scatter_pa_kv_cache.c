@@ -1,0 +1,176 @@
+/* scatter_pa_kv_cache, checked against kvref_scatter (tests/ref) over whole caches (the
+ * slots written and every other byte).
+ * Bytes per call: the new K/V read and the cache written once, plus the slots. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_pa_kv_cache.h"
+#include "scatter_pa_kv_cache_ref.h"
+
+static const kv_case cases[] = {
+    {true, "decode", 256, 8, 128, 128, 512, BF, BF, NHD, false, false, 0},
+    {true, "prefill", 16384, 8, 128, 128, 256, BF, BF, NHD, true, false, 0},
+    {false, "decode", 1, 8, 128, 128, 64, BF, BF, NHD, false, false, 0},
+    {false, "decode", 64, 8, 128, 128, 256, BF, BF, NHD, false, false, 0},
+    {false, "decode", 4096, 8, 128, 128, 256, BF, BF, NHD, false, false, 0},
+    {false, "prefill", 4096, 1, 128, 128, 64, BF, BF, NHD, true, false, 0},
+    {false, "prefill", 4096, 32, 128, 128, 64, BF, BF, NHD, true, false, 0},
+    {false, "prefill", 4096, 8, 64, 128, 64, BF, BF, NHD, true, false, 0},
+    {false, "prefill", 4096, 8, 256, 128, 64, BF, BF, NHD, true, false, 0},
+    {false, "prefill MLA K-only", 4096, 1, 576, 128, 64, BF, BF, NHD, true, true, 0},
+    {false, "prefill", 4096, 8, 128, 16, 512, BF, BF, NHD, true, false, 0},
+    {false, "prefill", 4096, 8, 128, 32, 256, BF, BF, NHD, true, false, 0},
+    {false, "decode", 256, 8, 128, 128, 512, F16, F16, NHD, false, false, 0},
+    {false, "prefill", 16384, 8, 128, 128, 256, F16, F16, NHD, true, false, 0},
+    {false, "decode", 256, 8, 128, 128, 512, BF, E4, NHD, false, false, 0},
+    {false, "prefill", 16384, 8, 128, 128, 256, BF, E4, NHD, true, false, 0},
+    {false, "prefill", 16384, 8, 128, 128, 256, F16, E5, NHD, true, false, 0},
+    {false, "prefill", 16384, 8, 128, 128, 256, BF, BF, LLMK_KV_XSPLIT, true, false, 0},
+    {false, "prefill", 16384, 8, 128, 128, 256, BF, BF, LLMK_KV_NZ, true, false, 0},
+    /* the PyPTO shapes of the issue (random slots in a large cache) */
+    {false, "PyPTO", 2633, 2, 256, 128, 9760, BF, BF, NHD, false, false, 0},
+    {false, "PyPTO", 7902, 2, 256, 128, 9760, BF, BF, NHD, false, false, 0},
+    {false, "PyPTO", 16384, 2, 256, 128, 9760, BF, BF, NHD, false, false, 0},
+    /* decode into a 1 GiB cache per side: slots far apart, as in a full server */
+    {false, "decode large cache", 256, 8, 128, 128, 4096, BF, BF, NHD, false, false, 0},
+    /* the shapes of make peers (bench/peers/peer_bench.py): block_size 16, 2048 blocks */
+    {false, "peer decode", 256, 8, 128, 16, 2048, BF, BF, NHD, false, false, 0},
+    {false, "peer prefill", 16384, 8, 128, 16, 2048, BF, BF, NHD, true, false, 0},
+};
+
+typedef struct sc_state {
+  const kv_case *c;
+  llmk_tensor k, v, kc, vc, rkc, rvc, slots, scale;
+  bool quant;
+  llmk_plan *plan;
+  size_t ws;
+  void *w;
+  llmk_context *ctx;
+} sc_state;
+
+static int sc_run_op(void *arg) {
+  sc_state *s = arg;
+  return llmk_scatter_pa_kv_cache(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
+}
+
+static int sc_run_ref(void *arg) {
+  sc_state *s = arg;
+  return kvref_scatter(&s->k, s->c->k_only ? NULL : &s->v, &s->rkc,
+                       s->c->k_only ? NULL : &s->rvc, &s->slots,
+                       s->quant ? &s->scale : NULL, s->quant ? &s->scale : NULL,
+                       (int)s->c->layout, NULL, NULL) != 0;
+}
+
+static void make_slots(const kv_case *c, int64_t *slots, bench_rng *rng) {
+  if (c->contiguous) {
+    int64_t nblk = (c->T + c->block_size - 1) / c->block_size;
+    int64_t *perm = bench_alloc((size_t)c->num_blocks * 8, 0);
+    for (int64_t i = 0; i < c->num_blocks; i++) perm[i] = i;
+    for (int64_t i = 0; i < nblk; i++) {
+      int64_t j = i + (int64_t)bench_rand_below(rng, (uint64_t)(c->num_blocks - i));
+      int64_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    for (int64_t t = 0; t < c->T; t++)
+      slots[t] = perm[t / c->block_size] * c->block_size + t % c->block_size;
+    bench_free(perm);
+  } else { /* distinct random slots */
+    int64_t nslots = c->num_blocks * c->block_size;
+    int64_t *perm = bench_alloc((size_t)nslots * 8, 0);
+    for (int64_t i = 0; i < nslots; i++) perm[i] = i;
+    for (int64_t i = 0; i < c->T; i++) {
+      int64_t j = i + (int64_t)bench_rand_below(rng, (uint64_t)(nslots - i));
+      int64_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+      slots[i] = perm[i];
+    }
+    bench_free(perm);
+  }
+}
+
+static void scatter_case(bench_env *env, const kv_case *c, const char *shape,
+                         const char *dt) {
+  bench_result r;
+  bench_result_init(&r, "scatter_pa_kv_cache", shape, dt);
+  sc_state s;
+  memset(&s, 0, sizeof s);
+  s.c = c;
+  s.ctx = env->ctx;
+  s.quant = c->src != c->cache;
+  bench_rng rng = {0x6b76u + (uint64_t)c->T * 31u + (uint64_t)c->D};
+  size_t tok = (size_t)(c->T * c->H * c->D);
+  size_t ses = llmk_dtype_size(c->src), ces = llmk_dtype_size(c->cache);
+  size_t cache_bytes = (size_t)(c->num_blocks * c->block_size * c->H * c->D) * ces;
+  void *k = bench_alloc(tok * ses, 0), *v = bench_alloc(tok * ses, 0);
+  kv_fill_values(k, c->src, tok, 4.0f, &rng);
+  kv_fill_values(v, c->src, tok, 4.0f, &rng);
+  void *kc = bench_alloc(cache_bytes, 0x11),
+       *vc = c->k_only ? NULL : bench_alloc(cache_bytes, 0x11);
+  void *rkc = bench_alloc(cache_bytes, 0x11),
+       *rvc = c->k_only ? NULL : bench_alloc(cache_bytes, 0x11);
+  int64_t *slots = bench_alloc((size_t)c->T * 8, 0);
+  make_slots(c, slots, &rng);
+  float scale = 0.25f;
+  int64_t tshape[3] = {c->T, c->H, c->D}, cs[5], ns[1] = {c->T};
+  int rank;
+  llmk_tensor_init(&s.k, c->src, 3, tshape, NULL, k);
+  llmk_tensor_init(&s.v, c->src, 3, tshape, NULL, v);
+  kv_cache_shape(c, c->cache, true, &rank, cs);
+  llmk_tensor_init(&s.kc, c->cache, rank, cs, NULL, kc);
+  llmk_tensor_init(&s.rkc, c->cache, rank, cs, NULL, rkc);
+  kv_cache_shape(c, c->cache, false, &rank, cs);
+  llmk_tensor_init(&s.vc, c->cache, rank, cs, NULL, vc);
+  llmk_tensor_init(&s.rvc, c->cache, rank, cs, NULL, rvc);
+  llmk_tensor_init(&s.slots, LLMK_I64, 1, ns, NULL, slots);
+  llmk_tensor_init(&s.scale, LLMK_F32, 0, NULL, NULL, &scale);
+  llmk_status st = llmk_scatter_pa_kv_cache_get_workspace_size(
+      &s.k, c->k_only ? NULL : &s.v, &s.kc, c->k_only ? NULL : &s.vc, &s.slots,
+      s.quant ? &s.scale : NULL, s.quant ? &s.scale : NULL, c->layout, &s.ws, &s.plan);
+  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
+  if (st != LLMK_SUCCESS) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
+    bench_add_error(env, &r, msg);
+    goto done;
+  }
+  s.w = bench_alloc(s.ws + 1, 0);
+
+  st = llmk_scatter_pa_kv_cache(s.w, s.ws, s.plan, s.ctx);
+  double t0 = bench_now();
+  int ref_rc = sc_run_ref(&s);
+  double t_ref = bench_now() - t0;
+  if (st != LLMK_SUCCESS) {
+    r.check = BENCH_CHECK_ERROR;
+    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
+  } else if (ref_rc != 0) {
+    r.check = BENCH_CHECK_FAIL;
+    snprintf(r.note, sizeof r.note, "the reference rejected the inputs");
+  } else if (memcmp(kc, rkc, cache_bytes) || (vc && memcmp(vc, rvc, cache_bytes))) {
+    r.check = BENCH_CHECK_FAIL;
+    snprintf(r.note, sizeof r.note, "%s cache differs from the reference",
+             memcmp(kc, rkc, cache_bytes) ? "key" : "value");
+  }
+  double bytes =
+      (double)(c->k_only ? 1 : 2) * (double)tok * (double)(ses + ces) + (double)c->T * 8;
+  bench_timing op = bench_time(env, sc_run_op, NULL, &s, bytes, 11, 1000);
+  bench_timing ref = bench_time_ref(env, sc_run_ref, NULL, &s, t_ref);
+  bench_add(env, &r, &op, &ref, bytes);
+done:
+  llmk_plan_destroy(s.plan);
+  bench_free(s.w);
+  bench_free(k);
+  bench_free(v);
+  bench_free(kc);
+  bench_free(vc);
+  bench_free(rkc);
+  bench_free(rvc);
+  bench_free(slots);
+}
+
+void bench_scatter_pa_kv_cache(bench_env *env) {
+  kv_walk(env, cases, sizeof cases / sizeof cases[0], false, scatter_case);
+}
