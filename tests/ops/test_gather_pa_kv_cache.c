@@ -1,5 +1,5 @@
 /* gather_pa_kv_cache, the read path of the paged KV cache: hand-computed samples,
- * random cases against a naive gather written here from the header's formula (every
+ * random cases against tests/ref/gather_pa_kv_cache_ref.c (every
  * layout, strided and shared views, every dtype pair, fp8 dequantization), scatter ->
  * gather round trips, an error table, plan and workspace checks, and bit-identical
  * results for every ISA and context. Expected f16/bf16/fp8 values come from
@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "convert_ref.h"
+#include "gather_pa_kv_cache_ref.h"
 #include "llmk/llmk.h"
 #include "test_util.h"
 
@@ -49,22 +50,6 @@ static size_t dt_size(llmk_dtype d) {
       return 8;
     default:
       return 0;
-  }
-}
-
-static ref_fmt fmt_of(llmk_dtype d) {
-  switch (d) {
-    case LLMK_F16:
-      return REF_F16;
-    case LLMK_BF16:
-      return REF_BF16;
-    case LLMK_FP8_E4M3FN:
-      return REF_FP8_E4M3FN;
-    case LLMK_FP8_E5M2:
-      return REF_FP8_E5M2;
-    default:
-      die("fmt_of: not a narrow float");
-      return REF_F16;
   }
 }
 
@@ -181,12 +166,6 @@ static void case_free(gcase *c) {
   c->ks = c->vs = NULL;
 }
 
-static float scale_of(const gcase *c, int v, int64_t h) {
-  int kind = v ? c->vs_kind : c->ks_kind;
-  const float *s = v ? c->vs : c->ks;
-  return kind >= 3 ? s[h] : s[0];
-}
-
 static void cache_desc(gcase *c, int v) {
   int k = v ? X_VC : X_KC;
   td *d = &c->d[k];
@@ -285,27 +264,6 @@ static void case_layout(gcase *c) {
     } else {
       make_strides(&c->d[X_KO], c->kind[X_KO] <= 3 ? c->kind[X_KO] : 0);
       if (c->has_v) make_strides(&c->d[X_VO], c->kind[X_VO] <= 3 ? c->kind[X_VO] : 0);
-    }
-  }
-}
-
-/* Element offset of cache element (b, o, h, d), from the layout definitions. */
-static int64_t cache_off(const gcase *c, int k, int64_t b, int64_t o, int64_t h,
-                         int64_t d) {
-  const int64_t *s = c->d[k].strides;
-  int64_t es = (int64_t)dt_size(c->cdt), D = k == X_KC ? c->Dk : c->Dv;
-  switch (c->layout) {
-    case LLMK_KV_BLOCKS:
-      return b * s[0] + o * s[1] + h * s[2] + d * s[3];
-    case LLMK_KV_XSPLIT: {
-      int64_t x = 16 / es;
-      if (k == X_KC)
-        return b * s[0] + h * s[1] + (d / x) * s[2] + o * s[3] + (d % x) * s[4];
-      return b * s[0] + h * s[1] + d * s[2] + o * s[3];
-    }
-    default: {
-      int64_t ld = 32 / es, e = h * D + d;
-      return b * s[0] + (e / ld) * s[1] + o * s[2] + (e % ld) * s[3];
     }
   }
 }
@@ -585,52 +543,28 @@ static int tset_check(const tset *got, tset *exp, const nanlist *nl, unsigned ma
 
 /* --------------------------------------------------------------- reference */
 
-/* The header's formula, element by element: copy for equal dtypes, else
- * out_dtype(f32(fp8) * scale) with one rounding of the exact f32 product. */
+typedef struct nan_sink {
+  nanlist *nl;
+  int host;
+  const char *hb; /* the host buffer's data */
+  llmk_dtype dt;
+} nan_sink;
+
+static void on_nan(void *user, const char *dst, int neg) {
+  nan_sink *k = user;
+  nan_push(k->nl, k->host, (size_t)(dst - k->hb), k->dt, neg);
+}
+
+/* tests/ref/gather_pa_kv_cache_ref.c on src's caches into exp's outputs; the NaNs it
+ * expects go to nl. */
 static void ref_gather(const gcase *c, const tset *src, tset *exp, nanlist *nl) {
-  size_t ces = dt_size(c->cdt), oes = dt_size(c->odt);
   for (int v = 0; v <= c->has_v; v++) {
     int kc = v ? X_VC : X_KC, ko = v ? X_VO : X_KO;
-    int64_t D = v ? c->Dv : c->Dk, t = 0;
-    const int64_t *os = c->d[ko].strides;
-    const char *cb = src->t[kc].data;
-    char *ob = exp->t[ko].data, *hb = exp->buf[c->d[ko].host].data;
-    /* dequantization: every (head, code) once, from convert_ref */
-    uint32_t *lut = NULL;
-    if (c->cdt != c->odt) {
-      lut = malloc((size_t)c->H * 256 * sizeof *lut);
-      if (!lut) die("out of memory");
-      for (int64_t h = 0; h < c->H; h++)
-        for (uint32_t code = 0; code < 256; code++) {
-          float f = (float)ref_decode(fmt_of(c->cdt), code);
-          /* a product of two floats is exact in double: one rounding to f32 */
-          float prod = (float)((double)f * (double)scale_of(c, v, h));
-          uint32_t u;
-          if (c->odt == LLMK_F32)
-            memcpy(&u, &prod, 4);
-          else
-            u = ref_encode(fmt_of(c->odt), prod);
-          lut[h * 256 + code] = u;
-        }
-    }
-    for (int64_t i = 0; i < c->B; i++)
-      for (int64_t p = 0; p < c->seq[i]; p++, t++) {
-        int64_t blk = c->bt[i * c->mb + p / c->bs], o = p % c->bs;
-        for (int64_t h = 0; h < c->H; h++)
-          for (int64_t d = 0; d < D; d++) {
-            const char *sp = cb + cache_off(c, kc, blk, o, h, d) * (int64_t)ces;
-            char *dp = ob + (t * os[0] + h * os[1] + d * os[2]) * (int64_t)oes;
-            if (c->cdt == c->odt) {
-              memcpy(dp, sp, ces);
-              continue;
-            }
-            uint8_t code = *(const uint8_t *)sp;
-            memcpy(dp, &lut[h * 256 + code], oes); /* little-endian low bytes */
-            if (ref_is_nan(fmt_of(c->cdt), code))
-              nan_push(nl, c->d[ko].host, (size_t)(dp - hb), c->odt, code >> 7);
-          }
-      }
-    free(lut);
+    nan_sink sink = {nl, c->d[ko].host, exp->buf[c->d[ko].host].data, c->odt};
+    int kind = v ? c->vs_kind : c->ks_kind;
+    gather_pa_kv_cache_ref_one((int)c->layout, v, &src->t[kc], c->seq, c->B, c->bt, c->mb,
+                               v ? c->vs : c->ks, kind >= 3 ? c->H : 1, &exp->t[ko],
+                               on_nan, &sink);
   }
 }
 
