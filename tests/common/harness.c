@@ -177,8 +177,9 @@ void th_check_refused(const char *label, llmk_status st, llmk_status expect,
   if (st == LLMK_SUCCESS) return;
   if (plan) TU_CHECK(*plan == NULL, "%s: *plan not set to NULL", label);
   if (ws) TU_CHECK(*ws == 0, "%s: *workspace_size = %zu, not 0", label, *ws);
-  TU_CHECK(th_msg_ok(op, alts, NULL), "%s: message '%s' should start with '%s:' and name %s",
-           label, llmk_last_error(), op, alts ? alts : "the op");
+  TU_CHECK(th_msg_ok(op, alts, NULL),
+           "%s: message '%s' should start with '%s:' and name %s", label,
+           llmk_last_error(), op, alts ? alts : "the op");
 }
 
 /* ------------------------------------------------------------------ plans */
@@ -197,7 +198,8 @@ void th_check_null_plan(th_exec_fn exec, const char *op) {
            "llmk_plan_set_repeatable(NULL)");
 }
 
-int th_check_ws_too_small(th_exec_fn exec, llmk_plan *plan, size_t ws, const char *label) {
+int th_check_ws_too_small(th_exec_fn exec, llmk_plan *plan, size_t ws,
+                          const char *label) {
   if (ws == 0) return 0;
   void *w = th_xmalloc(ws);
   llmk_status st = exec(w, ws - 1, plan, NULL);
@@ -223,8 +225,9 @@ void th_sweep_init(th_sweep *w, const int *threads, int n) {
              threads[i] == 1 ? "" : "s");
     TU_CHECK(llmk_context_create(threads[i], &w->ctx[i]) == LLMK_SUCCESS && w->ctx[i],
              "context(%d)", threads[i]);
-    TU_CHECK(llmk_context_num_threads(w->ctx[i]) == threads[i], "context(%d) has %d threads",
-             threads[i], llmk_context_num_threads(w->ctx[i]));
+    TU_CHECK(llmk_context_num_threads(w->ctx[i]) == threads[i],
+             "context(%d) has %d threads", threads[i],
+             llmk_context_num_threads(w->ctx[i]));
   }
 }
 
@@ -274,7 +277,8 @@ int th_sweep_run(const th_sweep *w, int all_isa, const int *reps, const char *la
         }
         int same = out.n == nfirst;
         for (int i = 0; same && i < out.n; i++)
-          same = out.size[i] == first_size[i] && memcmp(out.p[i], first[i], out.size[i]) == 0;
+          same = out.size[i] == first_size[i] &&
+                 memcmp(out.p[i], first[i], out.size[i]) == 0;
         TU_CHECK(same, "%s: result differs from the one of %s", lab, first_name);
       }
     }

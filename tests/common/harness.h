@@ -18,8 +18,8 @@
  *   th_snap_free().
  * Status and messages
  *   th_reset_error()     leaves another function's message as the last error, so that
- *                        a rejected call that sets none is not credited with an older one.
- *   th_words_in(), th_msg_ok(): the last error starts with "<op>:" and names one of
+ *                        a rejected call that sets none is not credited with an older
+ * one. th_words_in(), th_msg_ok(): the last error starts with "<op>:" and names one of
  *                        '|'-separated words (and all of `must`).
  * Error tables
  *   th_run_table()       runs every row of a table of bad-argument cases through the
