@@ -37,7 +37,7 @@ llmk_dtype native_dt(aclDataType dt) {
 
 /* Contiguous, with `pad` extra elements per row of dim rank-2 (0: none). */
 void spec(tspec *s, aclDataType dt, int rank, int64_t d0, int64_t d1, int64_t d2,
-                 int64_t pad) {
+          int64_t pad) {
   int64_t d[4] = {d0, d1, d2, 0};
   s->present = true;
   s->dt = dt;
@@ -51,8 +51,7 @@ void spec(tspec *s, aclDataType dt, int rank, int64_t d0, int64_t d1, int64_t d2
   }
 }
 
-void spec4(tspec *s, aclDataType dt, int64_t d0, int64_t d1, int64_t d2,
-                  int64_t d3) {
+void spec4(tspec *s, aclDataType dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
   spec(s, dt, 3, d1, d2, d3, 0);
   s->rank = 4;
   for (int i = 2; i >= 0; i--)
@@ -135,4 +134,3 @@ const llmk_tensor *ndesc(const tspec *s, llmk_tensor *out) {
   llmk_tensor_init(out, native_dt(s->dt), s->rank, s->dims, s->strides, s->ref);
   return out;
 }
-

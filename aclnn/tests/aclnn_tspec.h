@@ -37,13 +37,11 @@ typedef struct tspec {
   aclTensor *t;
 } tspec;
 
-
 size_t dt_size(aclDataType dt);
 llmk_dtype native_dt(aclDataType dt);
 void spec(tspec *s, aclDataType dt, int rank, int64_t d0, int64_t d1, int64_t d2,
-                 int64_t pad);
-void spec4(tspec *s, aclDataType dt, int64_t d0, int64_t d1, int64_t d2,
-                  int64_t d3);
+          int64_t pad);
+void spec4(tspec *s, aclDataType dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3);
 uint16_t rand_half(aclDataType dt);
 void build(tspec *s);
 void unbuild(tspec *s);
