@@ -4,19 +4,14 @@
 #include <time.h>
 
 #include "advance_step_ref.h"
+#include "harness.h"
 #include "llmk/llmk.h"
-#include "test_util.h"
 
 enum { T_TOK, T_SAMP, T_POS, T_SEQ, T_SLOT, T_BT, T_SPEC, T_ACC, T_COUNT };
 static const char *const tname[T_COUNT] = {
     "input_tokens", "sampled_token_ids", "input_positions", "seq_lens",
     "slot_mapping", "block_tables",      "spec_token",      "accepted_num"};
 static const int is_output[T_COUNT] = {1, 0, 1, 1, 1, 0, 0, 0};
-
-static void die(const char *what) {
-  fprintf(stderr, "test bug: %s\n", what);
-  exit(2);
-}
 
 /* ---------------------------------------------------------------- layouts */
 
@@ -76,15 +71,11 @@ static int64_t lay_numel(const layout *l) {
   return n;
 }
 
-static size_t esize(llmk_dtype dt) {
-  return dt == LLMK_I32 ? 4 : 8;
-}
-
 static size_t lay_bytes(const layout *l) {
   if (lay_numel(l) == 0) return 0;
   int64_t last = 0;
   for (int k = 0; k < l->rank; k++) last += (l->shape[k] - 1) * l->strides[k];
-  return (size_t)(last + 1) * esize(l->dtype);
+  return (size_t)(last + 1) * th_dtype_size(l->dtype);
 }
 
 /* Element offset of the idx-th element in row-major logical order. */
@@ -115,7 +106,7 @@ typedef struct as_case {
 
 static int64_t *alloc64(int64_t n) {
   int64_t *p = calloc((size_t)n + 1, sizeof *p);
-  if (!p) die("out of memory");
+  if (!p) th_die("out of memory");
   return p;
 }
 
@@ -190,10 +181,7 @@ static void case_advance(as_case *c) {
 
 /* ------------------------------------------------------------- tensor sets */
 
-typedef struct ttensor {
-  llmk_tensor t;
-  tu_buf buf;
-} ttensor;
+typedef th_tensor ttensor; /* an llmk_tensor over a guarded buffer */
 
 typedef struct tset {
   int built[T_COUNT], pass[T_COUNT];
@@ -201,9 +189,9 @@ typedef struct tset {
 } tset;
 
 static void tt_store(ttensor *x, const layout *l, int64_t idx, int64_t v) {
-  char *p = (char *)x->buf.data + lay_offset(l, idx) * (int64_t)esize(l->dtype);
+  char *p = (char *)x->buf.data + lay_offset(l, idx) * (int64_t)th_dtype_size(l->dtype);
   if (l->dtype == LLMK_I32) {
-    if (!advance_step_ref_fits_i32(v)) die("value does not fit an i32 input");
+    if (!advance_step_ref_fits_i32(v)) th_die("value does not fit an i32 input");
     int32_t w = (int32_t)v;
     memcpy(p, &w, 4);
   } else {
@@ -213,7 +201,7 @@ static void tt_store(ttensor *x, const layout *l, int64_t idx, int64_t v) {
 
 static int64_t tt_load(const ttensor *x, const layout *l, int64_t idx) {
   const char *p =
-      (const char *)x->buf.data + lay_offset(l, idx) * (int64_t)esize(l->dtype);
+      (const char *)x->buf.data + lay_offset(l, idx) * (int64_t)th_dtype_size(l->dtype);
   if (l->dtype == LLMK_I32) {
     int32_t w;
     memcpy(&w, p, 4);
@@ -232,16 +220,14 @@ static void tset_build(tset *s, const as_case *c, uint64_t seed) {
     if (!c->has[k]) continue;
     const layout *l = &c->L[k];
     ttensor *x = &s->x[k];
-    x->buf = tu_buf_alloc(lay_bytes(l));
+    th_tensor_make(x, l->dtype, l->rank, l->shape, l->strides);
+    if (x->buf.size != lay_bytes(l)) th_die("span of a test layout");
     uint64_t h = seed * 0x9e3779b97f4a7c15ull + (uint64_t)k * 0xbf58476d1ce4e5b9ull + 1;
     unsigned char *d = x->buf.data;
     for (size_t i = 0; i < x->buf.size; i += 8) {
       h = h * 6364136223846793005ull + 1442695040888963407ull;
       memcpy(d + i, &h, x->buf.size - i < 8 ? x->buf.size - i : 8);
     }
-    if (llmk_tensor_init(&x->t, l->dtype, l->rank, l->shape, l->strides, x->buf.data) !=
-        LLMK_SUCCESS)
-      die("llmk_tensor_init rejected a test layout");
     int64_t n = lay_numel(l);
     for (int64_t i = 0; i < n; i++) tt_store(x, l, i, c->v[k][i]);
     s->built[k] = 1;
@@ -254,8 +240,7 @@ static void tset_copy(tset *dst, const tset *src) {
   *dst = *src;
   for (int k = 0; k < T_COUNT; k++) {
     if (!src->built[k]) continue;
-    dst->x[k].buf = tu_buf_alloc(src->x[k].buf.size);
-    memcpy(dst->x[k].buf.base, src->x[k].buf.base, src->x[k].buf.size + 2 * TU_GUARD);
+    th_buf_clone(&dst->x[k].buf, &src->x[k].buf);
     dst->x[k].t.data = dst->x[k].buf.data;
   }
 }
@@ -269,7 +254,7 @@ static void tset_store_out(tset *s, const as_case *c) {
 
 static void tset_free(tset *s) {
   for (int k = 0; k < T_COUNT; k++)
-    if (s->built[k]) tu_buf_free(&s->x[k].buf);
+    if (s->built[k]) th_tensor_free(&s->x[k]);
 }
 
 /* Whole buffers, guards included; reports the first difference. Returns 1 if equal. */
@@ -279,7 +264,7 @@ static int tset_same(const tset *a, const tset *e, const as_case *c, const char 
     if (!a->built[k]) continue;
     const tu_buf *ab = &a->x[k].buf, *eb = &e->x[k].buf;
     TU_CHECK(tu_buf_check(ab), "%s: %s guard bytes overwritten", label, tname[k]);
-    if (memcmp(ab->base, eb->base, ab->size + 2 * TU_GUARD) == 0) continue;
+    if (th_buf_same(ab, eb)) continue;
     same = 0;
     int64_t n = lay_numel(&c->L[k]), i;
     for (i = 0; i < n; i++) {
@@ -306,36 +291,19 @@ static llmk_status call_p1(const tset *s, int64_t ns, int64_t nq, int64_t bs, si
 }
 
 static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
-  void *w = ws ? malloc(ws) : NULL;
-  if (ws && !w) die("out of memory");
-  llmk_status st = llmk_advance_step(w, ws, plan, ctx);
-  free(w);
-  return st;
-}
-
-/* Leaves a message of another function as the last error, so that a rejected call
- * that sets none is not credited with the previous row's message. */
-static void reset_error(void) {
-  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+  return th_run_plan(llmk_advance_step, plan, ws, ctx);
 }
 
 /* "advance_step: ..." naming one of the '|'-separated words. */
 static int msg_ok(const char *alts) {
-  const char *m = llmk_last_error();
-  if (!m || strncmp(m, "advance_step:", 13) != 0) return 0;
-  if (!alts) return 1;
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", alts);
-  for (char *w = strtok(buf, "|"); w; w = strtok(NULL, "|"))
-    if (strstr(m, w)) return 1;
-  return 0;
+  return th_msg_ok("advance_step", alts, NULL);
 }
 
 /* Runs a case whose phase 1 must succeed; checks the status against c->expect and all
  * buffers, guards and gaps included, against the expected bytes (untouched when it
  * fails). */
-static void run_case(const as_case *c, uint64_t seed, llmk_context *ctx,
-                     const char *label) {
+static void run_case_keep(const as_case *c, uint64_t seed, llmk_context *ctx,
+                          const char *label, tset *kept) {
   tset s, e;
   tset_build(&s, c, seed);
   tset_copy(&e, &s);
@@ -346,7 +314,7 @@ static void run_case(const as_case *c, uint64_t seed, llmk_context *ctx,
            llmk_last_error());
   if (st == LLMK_SUCCESS && plan) {
     tset_same(&s, &e, c, label); /* phase 1 touches no data */
-    reset_error();
+    th_reset_error();
     st = run_plan(plan, ws, ctx);
     TU_CHECK(st == c->expect, "%s: status %d, expected %d (%s)", label, (int)st,
              (int)c->expect, st ? llmk_last_error() : "");
@@ -356,8 +324,37 @@ static void run_case(const as_case *c, uint64_t seed, llmk_context *ctx,
     if (c->expect == LLMK_SUCCESS) tset_store_out(&e, c);
     if (st == c->expect) tset_same(&s, &e, c, label);
   }
-  tset_free(&s);
+  if (kept)
+    *kept = s;
+  else
+    tset_free(&s);
   tset_free(&e);
+}
+
+static void run_case(const as_case *c, uint64_t seed, llmk_context *ctx,
+                     const char *label) {
+  run_case_keep(c, seed, ctx, label, NULL);
+}
+
+/* th_sweep_run's callback: one random case with the ISA in force and a context. */
+typedef struct sweep_case {
+  const as_case *c;
+  uint64_t seed;
+  int have;
+  tset last; /* the previous run's buffers, compared by the sweep */
+} sweep_case;
+
+static int sweep_one(void *user, llmk_context *ctx, int ctx_index, const char *label,
+                     th_out *out) {
+  (void)ctx_index;
+  sweep_case *w = user;
+  if (w->have) tset_free(&w->last);
+  long before = tu_failures;
+  run_case_keep(w->c, w->seed, ctx, label, &w->last);
+  w->have = 1;
+  for (int k = 0; k < T_COUNT; k++)
+    if (w->last.built[k]) th_out_add_buf(out, &w->last.x[k].buf);
+  return tu_failures == before;
 }
 
 /* ---------------------------------------------------------------- samples */
@@ -683,14 +680,9 @@ static void test_random_and_determinism(void) {
     else
       n_err++;
   }
-  llmk_context *ctx[3] = {NULL, NULL, NULL};
-  TU_CHECK(llmk_context_create(1, &ctx[1]) == LLMK_SUCCESS && ctx[1], "context(1)");
-  TU_CHECK(llmk_context_create(2, &ctx[2]) == LLMK_SUCCESS && ctx[2], "context(2)");
-  TU_CHECK(llmk_context_num_threads(ctx[1]) == 1, "context(1) has %d threads",
-           llmk_context_num_threads(ctx[1]));
-  TU_CHECK(llmk_context_num_threads(ctx[2]) == 2, "context(2) has %d threads",
-           llmk_context_num_threads(ctx[2]));
-  static const char *const ctx_name[3] = {"ctx NULL", "1 thread", "2 threads"};
+  static const int threads[3] = {0, 1, 2};
+  th_sweep sw;
+  th_sweep_init(&sw, threads, 3);
 
   llmk_isa start = llmk_get_isa(), native = llmk_get_native_isa();
   printf(
@@ -705,26 +697,27 @@ static void test_random_and_determinism(void) {
     llmk_isa got = llmk_set_max_isa((llmk_isa)isa);
     TU_CHECK((got == (llmk_isa)isa || got == capped) && llmk_get_isa() == got,
              "set_max_isa(%d) -> %d, get_isa %d", isa, (int)got, (int)llmk_get_isa());
-    for (int t = 0; t < 3; t++) {
-      if (t > 0 && !ctx[t]) continue;
-      for (int i = 0; i < NUM_CASES; i++) {
-        char label[160];
-        as_case *c = &cases[i];
-        snprintf(label, sizeof label,
-                 "random case %d (%s, ns=%" PRId64 " nq=%" PRId64 " S=%" PRId64
-                 " bs=%" PRId64 " mb=%" PRId64 ", %s, %s)",
-                 i, c->spec ? "spec" : "plain", c->ns, c->nq, c->S, c->bs, c->mb,
-                 llmk_isa_name((llmk_isa)isa), ctx_name[t]);
-        /* every variant against the same expected bytes: bit-identical results */
-        run_case(c, 100 + (uint64_t)i, ctx[t], label);
-      }
-    }
-    printf("  isa %s: ctx NULL, 1 thread, 2 threads done\n",
-           llmk_isa_name(llmk_get_isa()));
   }
   llmk_set_max_isa(native);
-  llmk_context_destroy(ctx[1]);
-  llmk_context_destroy(ctx[2]);
+  /* every case on every ISA x context against the same expected bytes, and byte for
+   * byte against its first run: bit-identical results */
+  for (int i = 0; i < NUM_CASES; i++) {
+    char label[160];
+    as_case *c = &cases[i];
+    snprintf(label, sizeof label,
+             "random case %d (%s, ns=%" PRId64 " nq=%" PRId64 " S=%" PRId64 " bs=%" PRId64
+             " mb=%" PRId64 ")",
+             i, c->spec ? "spec" : "plain", c->ns, c->nq, c->S, c->bs, c->mb);
+    sweep_case w;
+    memset(&w, 0, sizeof w);
+    w.c = c;
+    w.seed = 100 + (uint64_t)i;
+    th_sweep_run(&sw, 1, NULL, label, sweep_one, &w);
+    if (w.have) tset_free(&w.last);
+  }
+  printf("  every isa up to %s x ctx NULL, 1 thread, 2 threads done\n",
+         llmk_isa_name(native));
+  th_sweep_free(&sw);
   for (int i = 0; i < NUM_CASES; i++) case_free(&cases[i]);
 }
 
@@ -838,7 +831,7 @@ static int n_rows;
 static void add(const char *name, int spec, int64_t ns, int64_t nq, int64_t S, int defect,
                 int tensor, int64_t a1, int64_t a2, llmk_status expect, int phase,
                 const char *msg) {
-  if (n_rows == MAX_ROWS) die("too many error rows");
+  if (n_rows == MAX_ROWS) th_die("too many error rows");
   err_row *r = &rows[n_rows++];
   snprintf(r->name, sizeof r->name, "%s", name);
   r->spec = spec;
@@ -1241,7 +1234,7 @@ static void run_row(const err_row *r) {
   apply_post(&s, &c, r);
   size_t ws = 12345;
   llmk_plan *plan = (llmk_plan *)(void *)&sentinel;
-  reset_error();
+  th_reset_error();
   llmk_status st = call_p1(&s, c.ns, c.nq, c.bs, r->defect == D_NULL_WS ? NULL : &ws,
                            r->defect == D_NULL_PLAN ? NULL : &plan);
   if (r->phase == 1) {
@@ -1262,7 +1255,7 @@ static void run_row(const err_row *r) {
     TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", r->name, (int)st,
              llmk_last_error());
     if (st == LLMK_SUCCESS && plan) {
-      reset_error();
+      th_reset_error();
       st = run_plan(plan, ws, NULL);
       TU_CHECK(st == r->expect, "%s: phase 2 status %d, expected %d ('%s')", r->name,
                (int)st, (int)r->expect, st ? llmk_last_error() : "");
@@ -1296,10 +1289,15 @@ static void run_row(const err_row *r) {
   case_free(&c);
 }
 
+static void table_row(const void *row, int idx, void *user) {
+  (void)idx;
+  (void)user;
+  run_row(row);
+}
+
 static void test_errors(void) {
   build_rows();
-  for (int i = 0; i < n_rows; i++) run_row(&rows[i]);
-  printf("error table: %d rows\n", n_rows);
+  th_run_table("error table", rows, n_rows, sizeof rows[0], table_row, NULL);
 }
 
 /* --------------------------------------------------------------- lifecycle */
@@ -1400,11 +1398,7 @@ static void test_lifecycle(void) {
         printf("%s: workspace size is 0: WORKSPACE_TOO_SMALL case skipped\n", mode);
         TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "%s: destroy", mode);
       } else {
-        void *w = malloc(ws);
-        llmk_status st = llmk_advance_step(w, ws - 1, plan, NULL);
-        TU_CHECK(st == LLMK_ERROR_WORKSPACE_TOO_SMALL, "%s: workspace %zu of %zu: %d",
-                 mode, ws - 1, ws, (int)st);
-        free(w);
+        th_check_ws_too_small(llmk_advance_step, plan, ws, mode);
         tset_same(&s, &e, &c, "workspace too small");
       }
       tset_free(&s);
@@ -1412,11 +1406,7 @@ static void test_lifecycle(void) {
     }
     case_free(&c);
   }
-  TU_CHECK(llmk_advance_step(NULL, 0, NULL, NULL) == LLMK_ERROR_INVALID_PLAN,
-           "NULL plan");
-  TU_CHECK(llmk_plan_destroy(NULL) == LLMK_SUCCESS, "llmk_plan_destroy(NULL)");
-  TU_CHECK(llmk_plan_set_repeatable(NULL) == LLMK_ERROR_INVALID_PLAN,
-           "llmk_plan_set_repeatable(NULL)");
+  th_check_null_plan(llmk_advance_step, "advance_step");
 }
 
 static double now_s(void) {

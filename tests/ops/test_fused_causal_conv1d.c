@@ -112,8 +112,8 @@ static void case_free(cc_case *c) {
   for (int k = 0; k < IX_COUNT; k++) c->iv[k] = NULL;
 }
 
-static ccref_dtype to_ref(llmk_dtype d) {
-  return d == LLMK_F32 ? CCREF_F32 : d == LLMK_F16 ? CCREF_F16 : CCREF_BF16;
+static fcc_ref_dtype to_ref(llmk_dtype d) {
+  return d == LLMK_F32 ? FCC_REF_F32 : d == LLMK_F16 ? FCC_REF_F16 : FCC_REF_BF16;
 }
 
 static size_t esize(llmk_dtype d) {
@@ -356,12 +356,12 @@ static void report_diff(const tset *a, const tset *e, const cc_case *c, int k,
       else
         snprintf(where, sizeof where, "line %" PRId64 " row %" PRId64, row / c->C,
                  row % c->C);
-      ccref_dtype rd = to_ref(c->xdt);
+      fcc_ref_dtype rd = to_ref(c->xdt);
       TU_CHECK(g == w,
                "%s: %s[%s][%" PRId64 "] = 0x%" PRIx64 " (%g), expected 0x%" PRIx64
                " (%g); %" PRId64 " of %" PRId64 " elements differ",
-               label, buf_name[k], where, dd, g, (double)ccref_widen(rd, (uint32_t)g), w,
-               (double)ccref_widen(rd, (uint32_t)w), ndiff, n);
+               label, buf_name[k], where, dd, g, (double)fcc_ref_widen(rd, (uint32_t)g),
+               w, (double)fcc_ref_widen(rd, (uint32_t)w), ndiff, n);
     } else {
       TU_CHECK(g == w, "%s: %s element %" PRId64 " = 0x%" PRIx64 ", expected 0x%" PRIx64,
                label, buf_name[k], i, g, w);
@@ -466,7 +466,7 @@ typedef struct ref_out {
 
 /* Runs the reference on the buffers of e (in place). */
 static void ref_run(const cc_case *c, tset *e, ref_out *o) {
-  ccref_args a;
+  fcc_ref_args a;
   memset(&a, 0, sizeof a);
   memset(o, 0, sizeof *o);
   a.x_dtype = to_ref(c->xdt);
@@ -511,7 +511,7 @@ static void ref_run(const cc_case *c, tset *e, ref_out *o) {
   a.y_final = o->y_final;
   a.skipped = o->skipped;
   a.bad_batch = &o->bad_batch;
-  o->rc = ccref_run(&a);
+  o->rc = fcc_ref_run(&a);
 }
 
 static void ref_free(ref_out *o) {
@@ -554,7 +554,7 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
   tset_copy(&tmp, a);
   const tdesc *d = &a->d[B_X];
   size_t es = esize(c->xdt);
-  ccref_dtype rd = to_ref(c->xdt);
+  fcc_ref_dtype rd = to_ref(c->xdt);
   int64_t seq = 0;
   int bad = 0;
   for (int64_t t = 0; t < c->T && !bad; t++) {
@@ -569,7 +569,7 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
       uint32_t w = (uint32_t)raw_load(e->buf[B_X].data, off, es);
       g_silu_checked++;
       if (g == w) continue;
-      double gv = ccref_widen(rd, g), wv = ccref_widen(rd, w);
+      double gv = fcc_ref_widen(rd, g), wv = fcc_ref_widen(rd, w);
       if (!isfinite(gv) || !isfinite(wv)) continue; /* reported below as exact */
       double diff = fabs(gv - wv), big = fmax(fabs(gv), fabs(wv));
       double tol = ulp_of(c->xdt, big) + 2e-6 * fabs((double)ro->y_act[i]);
@@ -785,7 +785,7 @@ static long g_cov_pending[CV_COUNT];
 
 static uint32_t rand_val(llmk_dtype dt, double lo, double hi) {
   float f = (float)(lo + (hi - lo) * tu_rand_unit());
-  uint32_t b = ccref_narrow(to_ref(dt), f);
+  uint32_t b = fcc_ref_narrow(to_ref(dt), f);
   uint32_t sign = dt == LLMK_F32 ? 0x80000000u : 0x8000u;
   if ((b & ~sign) == 0) b = 0; /* no -0.0 (conv_mode rows: x + 0 vs a copy of x) */
   return b;
@@ -1364,7 +1364,7 @@ static void apc_example_case(cc_case *c, llmk_dtype dt, int strided) {
 static void apc_example_expect(tset *e, const cc_case *c) {
   const tdesc *dx = &e->d[B_X], *dc = &e->d[B_CS];
   size_t es = esize(c->xdt);
-  ccref_dtype rd = to_ref(c->xdt);
+  fcc_ref_dtype rd = to_ref(c->xdt);
   const int64_t dim = c->dim, C = c->C;
   static const int64_t line[3] = {5, 6, 7}, tok[3][2] = {{0, 1}, {4, 5}, {7, 8}};
   for (int li = 0; li < 3; li++)
@@ -1378,16 +1378,16 @@ static void apc_example_expect(tset *e, const cc_case *c) {
       for (int k = 0; k < 3; k++) {
         int64_t q = i + k; /* xp = line 5 rows 0..1, then x */
         uint32_t bits = q < 2 ? c->csv[(5 * C + q) * dim + d] : c->xv[(q - 2) * dim + d];
-        xp[k] = ccref_widen(rd, bits);
+        xp[k] = fcc_ref_widen(rd, bits);
       }
-      float w0 = ccref_widen(rd, c->wv[d]), w1 = ccref_widen(rd, c->wv[dim + d]),
-            w2 = ccref_widen(rd, c->wv[2 * dim + d]);
+      float w0 = fcc_ref_widen(rd, c->wv[d]), w1 = fcc_ref_widen(rd, c->wv[dim + d]),
+            w2 = fcc_ref_widen(rd, c->wv[2 * dim + d]);
       float y = w0 * xp[0];
       float p1 = w1 * xp[1];
       y = y + p1;
       float p2 = w2 * xp[2];
       y = y + p2;
-      raw_store(e->buf[B_X].data, desc_off(dx, i * dim + d), es, ccref_narrow(rd, y));
+      raw_store(e->buf[B_X].data, desc_off(dx, i * dim + d), es, fcc_ref_narrow(rd, y));
     }
 }
 

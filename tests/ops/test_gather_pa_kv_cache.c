@@ -1,5 +1,5 @@
 /* gather_pa_kv_cache, the read path of the paged KV cache: hand-computed samples,
- * random cases against a naive gather written here from the header's formula (every
+ * random cases against tests/ref/gather_pa_kv_cache_ref.c (every
  * layout, strided and shared views, every dtype pair, fp8 dequantization), scatter ->
  * gather round trips, an error table, plan and workspace checks, and bit-identical
  * results for every ISA and context. Expected f16/bf16/fp8 values come from
@@ -9,8 +9,9 @@
 #include <time.h>
 
 #include "convert_ref.h"
+#include "gather_pa_kv_cache_ref.h"
+#include "harness.h"
 #include "llmk/llmk.h"
-#include "test_util.h"
 
 /* Under AddressSanitizer: 500 random cases instead of 1200. The threaded cases keep
  * their size: only they reach the library's streaming-store path (>= 16 MiB). */
@@ -26,47 +27,6 @@ static const char *const tname[X_COUNT] = {"key_cache", "value_cache", "block_ta
                                            "key_out",   "value_out"};
 #define ALL_HOSTS 0xffu
 #define OUT_HOSTS ((1u << X_KO) | (1u << X_VO))
-
-static void die(const char *what) {
-  fprintf(stderr, "test bug: %s\n", what);
-  exit(2);
-}
-
-static size_t dt_size(llmk_dtype d) {
-  switch (d) {
-    case LLMK_F32:
-    case LLMK_I32:
-      return 4;
-    case LLMK_F16:
-    case LLMK_BF16:
-      return 2;
-    case LLMK_I8:
-    case LLMK_U8:
-    case LLMK_FP8_E4M3FN:
-    case LLMK_FP8_E5M2:
-      return 1;
-    case LLMK_I64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-static ref_fmt fmt_of(llmk_dtype d) {
-  switch (d) {
-    case LLMK_F16:
-      return REF_F16;
-    case LLMK_BF16:
-      return REF_BF16;
-    case LLMK_FP8_E4M3FN:
-      return REF_FP8_E4M3FN;
-    case LLMK_FP8_E5M2:
-      return REF_FP8_E5M2;
-    default:
-      die("fmt_of: not a narrow float");
-      return REF_F16;
-  }
-}
 
 static uint64_t mix(
     uint64_t *x) { /* splitmix64: buffer patterns independent of tu_rand */
@@ -169,7 +129,7 @@ static void case_vals_alloc(gcase *c) {
   c->bt = calloc((size_t)(c->B * c->mb) + 1, sizeof *c->bt);
   c->ks = calloc((size_t)c->H + 1, sizeof *c->ks);
   c->vs = calloc((size_t)c->H + 1, sizeof *c->vs);
-  if (!c->seq || !c->bt || !c->ks || !c->vs) die("out of memory");
+  if (!c->seq || !c->bt || !c->ks || !c->vs) th_die("out of memory");
 }
 
 static void case_free(gcase *c) {
@@ -181,16 +141,10 @@ static void case_free(gcase *c) {
   c->ks = c->vs = NULL;
 }
 
-static float scale_of(const gcase *c, int v, int64_t h) {
-  int kind = v ? c->vs_kind : c->ks_kind;
-  const float *s = v ? c->vs : c->ks;
-  return kind >= 3 ? s[h] : s[0];
-}
-
 static void cache_desc(gcase *c, int v) {
   int k = v ? X_VC : X_KC;
   td *d = &c->d[k];
-  int64_t D = v ? c->Dv : c->Dk, es = (int64_t)dt_size(c->cdt);
+  int64_t D = v ? c->Dv : c->Dk, es = (int64_t)th_dtype_size(c->cdt);
   if (c->layout == LLMK_KV_BLOCKS) {
     int64_t s[4] = {c->nb, c->bs, c->H, D};
     td_set(d, c->cdt, 4, s, k);
@@ -289,27 +243,6 @@ static void case_layout(gcase *c) {
   }
 }
 
-/* Element offset of cache element (b, o, h, d), from the layout definitions. */
-static int64_t cache_off(const gcase *c, int k, int64_t b, int64_t o, int64_t h,
-                         int64_t d) {
-  const int64_t *s = c->d[k].strides;
-  int64_t es = (int64_t)dt_size(c->cdt), D = k == X_KC ? c->Dk : c->Dv;
-  switch (c->layout) {
-    case LLMK_KV_BLOCKS:
-      return b * s[0] + o * s[1] + h * s[2] + d * s[3];
-    case LLMK_KV_XSPLIT: {
-      int64_t x = 16 / es;
-      if (k == X_KC)
-        return b * s[0] + h * s[1] + (d / x) * s[2] + o * s[3] + (d % x) * s[4];
-      return b * s[0] + h * s[1] + d * s[2] + o * s[3];
-    }
-    default: {
-      int64_t ld = 32 / es, e = h * D + d;
-      return b * s[0] + (e / ld) * s[1] + o * s[2] + (e % ld) * s[3];
-    }
-  }
-}
-
 /* ---------------------------------------------------------- tensor sets */
 
 typedef struct tset {
@@ -319,9 +252,9 @@ typedef struct tset {
 } tset;
 
 static void put_int(void *data, llmk_dtype dt, int64_t elem, int64_t v) {
-  char *p = (char *)data + elem * (int64_t)dt_size(dt);
+  char *p = (char *)data + elem * (int64_t)th_dtype_size(dt);
   if (dt == LLMK_I32) {
-    if (v < INT32_MIN || v > INT32_MAX) die("value does not fit an i32 tensor");
+    if (v < INT32_MIN || v > INT32_MAX) th_die("value does not fit an i32 tensor");
     int32_t w = (int32_t)v;
     memcpy(p, &w, 4);
   } else {
@@ -339,7 +272,7 @@ static void inject_specials(void *data, size_t bytes, llmk_dtype dt, uint64_t *r
                                  0xfc00, 0x8000, 0x0001, 0x83ff, 0x7dff};
   static const uint16_t sb16[] = {0x7fc0, 0xffc0, 0x7f81, 0xff8f, 0x7f80,
                                   0xff80, 0x8000, 0x0001, 0x807f, 0x7fbf};
-  size_t es = dt_size(dt);
+  size_t es = th_dtype_size(dt);
   if ((dt != LLMK_F32 && dt != LLMK_F16 && dt != LLMK_BF16) || bytes < es) return;
   size_t n = bytes / es;
   for (size_t i = 0; i < n / 8 + 1; i++) {
@@ -362,7 +295,8 @@ static void tset_build(tset *s, const gcase *c, uint64_t seed) {
     size_t size = 0;
     for (int j = 0; j < X_COUNT; j++)
       if (c->d[j].present && c->d[j].host == k && td_span(&c->d[j]) > 0) {
-        size_t end = (size_t)(c->d[j].off + td_span(&c->d[j])) * dt_size(c->d[j].dt);
+        size_t end =
+            (size_t)(c->d[j].off + td_span(&c->d[j])) * th_dtype_size(c->d[j].dt);
         if (end > size) size = end;
       }
     s->buf[k] = tu_buf_alloc(size);
@@ -383,7 +317,7 @@ static void tset_build(tset *s, const gcase *c, uint64_t seed) {
     t->rank = d->rank;
     memcpy(t->shape, d->shape, sizeof d->shape);
     memcpy(t->strides, d->strides, sizeof d->strides);
-    t->data = (char *)s->buf[d->host].data + d->off * (int64_t)dt_size(d->dt);
+    t->data = (char *)s->buf[d->host].data + d->off * (int64_t)th_dtype_size(d->dt);
     s->host[j] = d->host;
     s->pass[j] = 1;
   }
@@ -423,16 +357,14 @@ static void tset_copy(tset *dst, const tset *src) {
   memset(dst, 0, sizeof *dst);
   for (int k = 0; k < X_COUNT; k++) {
     if (!src->has_buf[k]) continue;
-    dst->buf[k] = tu_buf_alloc(src->buf[k].size);
-    memcpy(dst->buf[k].base, src->buf[k].base, src->buf[k].size + 2 * TU_GUARD);
+    th_buf_clone(&dst->buf[k], &src->buf[k]);
   }
   tset_rebase(dst, src);
 }
 
 static void tset_reset(tset *dst, const tset *src) { /* same shapes: contents only */
   for (int k = 0; k < X_COUNT; k++)
-    if (src->has_buf[k])
-      memcpy(dst->buf[k].base, src->buf[k].base, src->buf[k].size + 2 * TU_GUARD);
+    if (src->has_buf[k]) th_buf_restore(&dst->buf[k], &src->buf[k]);
   tset_rebase(dst, src);
 }
 
@@ -444,9 +376,7 @@ static void tset_free(tset *s) {
 
 static int tset_equal(const tset *a, const tset *b) {
   for (int k = 0; k < X_COUNT; k++)
-    if (a->has_buf[k] &&
-        memcmp(a->buf[k].base, b->buf[k].base, a->buf[k].size + 2 * TU_GUARD) != 0)
-      return 0;
+    if (a->has_buf[k] && !th_buf_same(&a->buf[k], &b->buf[k])) return 0;
   return 1;
 }
 
@@ -468,7 +398,7 @@ static void nan_push(nanlist *l, int host, size_t off, llmk_dtype dt, int neg) {
   if (l->n == l->cap) {
     l->cap = l->cap ? 2 * l->cap : 64;
     l->v = realloc(l->v, l->cap * sizeof *l->v);
-    if (!l->v) die("out of memory");
+    if (!l->v) th_die("out of memory");
   }
   nan_at a = {host, off, dt, neg};
   l->v[l->n++] = a;
@@ -523,7 +453,7 @@ static void report_diff(const tset *got, const tset *exp, int k, const char *lab
   for (int j = 0; j < X_COUNT; j++) {
     if (!exp->t[j].data || exp->host[j] != k || (!got->pass[j] && !exp->pass[j]))
       continue;
-    size_t es = dt_size(exp->t[j].dtype);
+    size_t es = th_dtype_size(exp->t[j].dtype);
     int64_t jr = rel - ((const char *)exp->t[j].data - (const char *)exp->buf[k].data),
             idx[8];
     if (!es || !find_elem(&exp->t[j], es, jr, idx)) continue;
@@ -567,7 +497,7 @@ static int tset_check(const tset *got, tset *exp, const nanlist *nl, unsigned ma
       TU_CHECK(0, "%s: %s buffer byte %zu should hold a %sNaN (%s)", label,
                tname[a->host], a->off, a->neg ? "-" : "+", llmk_dtype_name(a->dt));
     }
-    memcpy((char *)exp->buf[a->host].data + a->off, p, dt_size(a->dt));
+    memcpy((char *)exp->buf[a->host].data + a->off, p, th_dtype_size(a->dt));
   }
   for (int k = 0; k < X_COUNT; k++) {
     if (!got->has_buf[k] || !(mask & (1u << k))) continue;
@@ -585,59 +515,35 @@ static int tset_check(const tset *got, tset *exp, const nanlist *nl, unsigned ma
 
 /* --------------------------------------------------------------- reference */
 
-/* The header's formula, element by element: copy for equal dtypes, else
- * out_dtype(f32(fp8) * scale) with one rounding of the exact f32 product. */
+typedef struct nan_sink {
+  nanlist *nl;
+  int host;
+  const char *hb; /* the host buffer's data */
+  llmk_dtype dt;
+} nan_sink;
+
+static void on_nan(void *user, const char *dst, int neg) {
+  nan_sink *k = user;
+  nan_push(k->nl, k->host, (size_t)(dst - k->hb), k->dt, neg);
+}
+
+/* tests/ref/gather_pa_kv_cache_ref.c on src's caches into exp's outputs; the NaNs it
+ * expects go to nl. */
 static void ref_gather(const gcase *c, const tset *src, tset *exp, nanlist *nl) {
-  size_t ces = dt_size(c->cdt), oes = dt_size(c->odt);
   for (int v = 0; v <= c->has_v; v++) {
     int kc = v ? X_VC : X_KC, ko = v ? X_VO : X_KO;
-    int64_t D = v ? c->Dv : c->Dk, t = 0;
-    const int64_t *os = c->d[ko].strides;
-    const char *cb = src->t[kc].data;
-    char *ob = exp->t[ko].data, *hb = exp->buf[c->d[ko].host].data;
-    /* dequantization: every (head, code) once, from convert_ref */
-    uint32_t *lut = NULL;
-    if (c->cdt != c->odt) {
-      lut = malloc((size_t)c->H * 256 * sizeof *lut);
-      if (!lut) die("out of memory");
-      for (int64_t h = 0; h < c->H; h++)
-        for (uint32_t code = 0; code < 256; code++) {
-          float f = (float)ref_decode(fmt_of(c->cdt), code);
-          /* a product of two floats is exact in double: one rounding to f32 */
-          float prod = (float)((double)f * (double)scale_of(c, v, h));
-          uint32_t u;
-          if (c->odt == LLMK_F32)
-            memcpy(&u, &prod, 4);
-          else
-            u = ref_encode(fmt_of(c->odt), prod);
-          lut[h * 256 + code] = u;
-        }
-    }
-    for (int64_t i = 0; i < c->B; i++)
-      for (int64_t p = 0; p < c->seq[i]; p++, t++) {
-        int64_t blk = c->bt[i * c->mb + p / c->bs], o = p % c->bs;
-        for (int64_t h = 0; h < c->H; h++)
-          for (int64_t d = 0; d < D; d++) {
-            const char *sp = cb + cache_off(c, kc, blk, o, h, d) * (int64_t)ces;
-            char *dp = ob + (t * os[0] + h * os[1] + d * os[2]) * (int64_t)oes;
-            if (c->cdt == c->odt) {
-              memcpy(dp, sp, ces);
-              continue;
-            }
-            uint8_t code = *(const uint8_t *)sp;
-            memcpy(dp, &lut[h * 256 + code], oes); /* little-endian low bytes */
-            if (ref_is_nan(fmt_of(c->cdt), code))
-              nan_push(nl, c->d[ko].host, (size_t)(dp - hb), c->odt, code >> 7);
-          }
-      }
-    free(lut);
+    nan_sink sink = {nl, c->d[ko].host, exp->buf[c->d[ko].host].data, c->odt};
+    int kind = v ? c->vs_kind : c->ks_kind;
+    gather_pa_kv_cache_ref_one((int)c->layout, v, &src->t[kc], c->seq, c->B, c->bt, c->mb,
+                               v ? c->vs : c->ks, kind >= 3 ? c->H : 1, &exp->t[ko],
+                               on_nan, &sink);
   }
 }
 
 /* ---------------------------------------------------------------- calls */
 
-static llmk_context *ctxs[3];
-static const char *const ctx_name[3] = {"ctx NULL", "1 thread", "2 threads"};
+static th_sweep g_sw; /* ctx NULL, 1 and 2 threads */
+#define ctxs (g_sw.ctx)
 
 static llmk_status call_p1(const tset *s, llmk_kv_layout layout, size_t *ws,
                            llmk_plan **plan) {
@@ -649,29 +555,12 @@ static llmk_status call_p1(const tset *s, llmk_kv_layout layout, size_t *ws,
 }
 
 static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
-  void *w = ws ? malloc(ws) : NULL;
-  if (ws && !w) die("out of memory");
-  llmk_status st = llmk_gather_pa_kv_cache(w, ws, plan, ctx);
-  free(w);
-  return st;
-}
-
-/* Leaves another function's message as the last error, so that a rejected call that
- * sets none is not credited with the previous row's message. */
-static void reset_error(void) {
-  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+  return th_run_plan(llmk_gather_pa_kv_cache, plan, ws, ctx);
 }
 
 /* "gather_pa_kv_cache: ..." naming one of the '|'-separated words. */
 static int msg_ok(const char *alts) {
-  const char *m = llmk_last_error();
-  if (!m || strncmp(m, "gather_pa_kv_cache:", 19) != 0) return 0;
-  if (!alts) return 1;
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", alts);
-  for (char *w = strtok(buf, "|"); w; w = strtok(NULL, "|"))
-    if (strstr(m, w)) return 1;
-  return 0;
+  return th_msg_ok("gather_pa_kv_cache", alts, NULL);
 }
 
 static void describe(const gcase *c, char *out, size_t n) {
@@ -689,53 +578,54 @@ static void describe(const gcase *c, char *out, size_t n) {
 /* A valid case on every ISA up to the native one and every context: each result
  * against the reference (NaN-tolerant where a NaN is expected) and, byte for byte,
  * against the first variant's result. */
+typedef struct variants {
+  const gcase *c;
+  tset S, E, W;
+  nanlist nl;
+  int runs;
+} variants;
+
+/* th_sweep_run's callback: W restored from S, run with the ISA in force and a context,
+ * checked against E; the bytes of W go to the sweep's comparison. */
+static int run_variant(void *user, llmk_context *ctx, int ctx_index, const char *lab,
+                       th_out *out) {
+  (void)ctx_index;
+  variants *v = user;
+  tset_reset(&v->W, &v->S);
+  size_t ws = 0;
+  llmk_plan *plan = NULL;
+  llmk_status st = call_p1(&v->W, v->c->layout, &ws, &plan);
+  TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", lab, (int)st,
+           llmk_last_error());
+  if (st != LLMK_SUCCESS || !plan) return 0;
+  if (!v->runs)
+    TU_CHECK(tset_equal(&v->W, &v->S), "%s: phase 1 changed tensor bytes", lab);
+  st = run_plan(plan, ws, ctx);
+  TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", lab, (int)st, llmk_last_error());
+  if (st != LLMK_SUCCESS) return 0;
+  tset_check(&v->W, &v->E, &v->nl, ALL_HOSTS, lab);
+  v->runs++;
+  for (int k = 0; k < X_COUNT; k++)
+    if (v->W.has_buf[k]) th_out_add_buf(out, &v->W.buf[k]);
+  return 1;
+}
+
+/* A valid case on every ISA up to the native one and every context: each result
+ * against the reference (NaN-tolerant where a NaN is expected) and, byte for byte,
+ * against the first variant's result. */
 static void run_all_variants(const gcase *c, uint64_t seed, const char *label) {
-  tset S, E, W, F;
-  nanlist nl = {0};
-  tset_build(&S, c, seed);
-  tset_copy(&E, &S);
-  tset_copy(&W, &S);
-  memset(&F, 0, sizeof F);
-  ref_gather(c, &S, &E, &nl);
-  int have_first = 0;
-  char first[64] = "", lab[512];
-  llmk_isa native = llmk_get_native_isa();
-  for (int isa = LLMK_ISA_SCALAR; isa <= (int)native; isa++) {
-    llmk_set_max_isa((llmk_isa)isa);
-    for (int t = 0; t < 3; t++) {
-      if (t && !ctxs[t]) continue;
-      snprintf(lab, sizeof lab, "%s [%s, %s]", label, llmk_isa_name(llmk_get_isa()),
-               ctx_name[t]);
-      tset_reset(&W, &S);
-      size_t ws = 0;
-      llmk_plan *plan = NULL;
-      llmk_status st = call_p1(&W, c->layout, &ws, &plan);
-      TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", lab, (int)st,
-               llmk_last_error());
-      if (st != LLMK_SUCCESS || !plan) continue;
-      if (!have_first)
-        TU_CHECK(tset_equal(&W, &S), "%s: phase 1 changed tensor bytes", lab);
-      st = run_plan(plan, ws, ctxs[t]);
-      TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", lab, (int)st,
-               llmk_last_error());
-      if (st != LLMK_SUCCESS) continue;
-      tset_check(&W, &E, &nl, ALL_HOSTS, lab);
-      if (!have_first) {
-        tset_copy(&F, &W);
-        have_first = 1;
-        snprintf(first, sizeof first, "%s, %s", llmk_isa_name(llmk_get_isa()),
-                 ctx_name[t]);
-      } else {
-        TU_CHECK(tset_equal(&W, &F), "%s: result differs from the one of %s", lab, first);
-      }
-    }
-  }
-  llmk_set_max_isa(native);
-  free(nl.v);
-  tset_free(&S);
-  tset_free(&E);
-  tset_free(&W);
-  if (have_first) tset_free(&F);
+  variants v;
+  memset(&v, 0, sizeof v);
+  v.c = c;
+  tset_build(&v.S, c, seed);
+  tset_copy(&v.E, &v.S);
+  tset_copy(&v.W, &v.S);
+  ref_gather(c, &v.S, &v.E, &v.nl);
+  th_sweep_run(&g_sw, 1, NULL, label, run_variant, &v);
+  free(v.nl.v);
+  tset_free(&v.S);
+  tset_free(&v.E);
+  tset_free(&v.W);
 }
 
 /* ---------------------------------------------------------------- samples */
@@ -780,7 +670,7 @@ static void sample_check(const gcase *c, tset *S, want_fn want, const char *labe
     TU_CHECK(st == LLMK_SUCCESS, "%s: status %d ('%s')", label, (int)st,
              llmk_last_error());
   }
-  size_t es = dt_size(c->odt);
+  size_t es = th_dtype_size(c->odt);
   for (int v = 0; v <= c->has_v; v++) {
     int64_t D = v ? c->Dv : c->Dk;
     for (int64_t t = 0; t < c->T; t++)
@@ -846,7 +736,7 @@ static void sample_fp8(llmk_dtype cdt, llmk_dtype odt, int skind, float scale,
   memcpy(S.t[X_KC].data, codes, 4);
   tset_copy(&E, &S);
   ref_gather(&c, &S, &E, &nl);
-  size_t ws = 0, es = dt_size(odt);
+  size_t ws = 0, es = th_dtype_size(odt);
   llmk_plan *plan = NULL;
   llmk_status st = call_p1(&S, c.layout, &ws, &plan);
   if (st == LLMK_SUCCESS) st = run_plan(plan, ws, NULL);
@@ -985,14 +875,14 @@ static float rand_scale(void) {
 /* A head size valid for the layout: x-split keys need D % x == 0, NZ H*D % ld == 0. */
 static int64_t pick_d(const gcase *c, int key) {
   static const int64_t ds[] = {1, 2, 3, 5, 8, 16, 24, 32, 48, 64, 128};
-  int64_t es = (int64_t)dt_size(c->cdt);
+  int64_t es = (int64_t)th_dtype_size(c->cdt);
   for (int tries = 0; tries < 10000; tries++) {
     int64_t d = PICK(ds);
     if (c->layout == LLMK_KV_XSPLIT && key && d % (16 / es)) continue;
     if (c->layout == LLMK_KV_NZ && (c->H * d) % (32 / es)) continue;
     return d;
   }
-  die("pick_d");
+  th_die("pick_d");
   return 0;
 }
 
@@ -1036,7 +926,7 @@ static void gen_random(gcase *c, int idx, const gopts *o) {
   int bcast = c->kind[X_BT] == 4;
 
   int64_t *seq = calloc((size_t)c->B + 1, sizeof *seq), maxneed = 0, total = 0;
-  if (!seq) die("out of memory");
+  if (!seq) th_die("out of memory");
   for (int64_t i = 0; i < c->B; i++) {
     int64_t bs = c->bs;
     switch (big && tu_rand_range(0, 1) ? 6 : tu_rand_range(0, 6)) {
@@ -1071,7 +961,7 @@ static void gen_random(gcase *c, int idx, const gopts *o) {
   free(seq);
   /* distinct random block ids for the used entries, garbage in the unused ones */
   int64_t *perm = malloc(((size_t)c->nb + 1) * sizeof *perm), pos = 0;
-  if (!perm) die("out of memory");
+  if (!perm) th_die("out of memory");
   for (int64_t i = 0; i < c->nb; i++) perm[i] = i;
   for (int64_t i = c->nb - 1; i > 0; i--) {
     int64_t j = tu_rand_range(0, i), t = perm[i];
@@ -1139,7 +1029,8 @@ static void test_random(void) {
     counts[c.layout]++;
     deq += c.cdt != c.odt;
     /* bytes read + written over 256 KiB: enough for two threads in kv_cache.c today */
-    split += c.T * c.H * (c.Dk + c.Dv) * (int64_t)(dt_size(c.cdt) + dt_size(c.odt)) >
+    split += c.T * c.H * (c.Dk + c.Dv) *
+                 (int64_t)(th_dtype_size(c.cdt) + th_dtype_size(c.odt)) >
              (INT64_C(256) << 10);
     case_free(&c);
   }
@@ -1174,7 +1065,7 @@ static void test_large(void) {
     c.nb = B * (len / c.bs + 3) + 7;
     case_vals_alloc(&c);
     int64_t *perm = malloc((size_t)c.nb * sizeof *perm), pos = 0;
-    if (!perm) die("out of memory");
+    if (!perm) th_die("out of memory");
     for (int64_t i = 0; i < c.nb; i++) perm[i] = i;
     for (int64_t i = c.nb - 1; i > 0; i--) {
       int64_t j = tu_rand_range(0, i), t = perm[i];
@@ -1221,7 +1112,7 @@ static void src_make(src_tensor *s, llmk_dtype dt, int64_t T, int64_t H, int64_t
   int64_t shape[3] = {T, H, D};
   td_set(&d, dt, 3, shape, 0);
   make_strides(&d, (int)tu_rand_range(0, 3));
-  size_t size = (size_t)td_span(&d) * dt_size(dt);
+  size_t size = (size_t)td_span(&d) * th_dtype_size(dt);
   s->buf = tu_buf_alloc(size);
   uint64_t rng = seed;
   unsigned char *p = s->buf.data;
@@ -1270,7 +1161,8 @@ static void test_round_trip(void) {
       src_tensor slots;
       int64_t sl_stride = tu_rand_range(1, 2);
       llmk_dtype sl_dt = tu_rand_range(0, 1) ? LLMK_I64 : LLMK_I32;
-      slots.buf = tu_buf_alloc((size_t)(max64(c.T, 1) * sl_stride) * dt_size(sl_dt));
+      slots.buf =
+          tu_buf_alloc((size_t)(max64(c.T, 1) * sl_stride) * th_dtype_size(sl_dt));
       memset(&slots.t, 0, sizeof slots.t);
       slots.t.dtype = sl_dt;
       slots.t.rank = 1;
@@ -1283,7 +1175,7 @@ static void test_round_trip(void) {
           put_int(slots.buf.data, sl_dt, t * sl_stride,
                   c.bt[i * c.mb + p / c.bs] * c.bs + p % c.bs);
       /* expected outputs: the source elements at the output views' positions */
-      size_t es = dt_size(c.cdt);
+      size_t es = th_dtype_size(c.cdt);
       for (int v = 0; v <= c.has_v; v++) {
         const llmk_tensor *src = v ? &V.t : &K.t, *out = &E.t[X_KO + v];
         for (int64_t tt = 0; tt < c.T; tt++)
@@ -1420,7 +1312,7 @@ static int n_rows;
 
 static void add(const char *name, int base, int defect, int tensor, int64_t a1,
                 int64_t a2, llmk_status expect, int phase, const char *msg) {
-  if (n_rows == MAX_ROWS) die("too many error rows");
+  if (n_rows == MAX_ROWS) th_die("too many error rows");
   err_row *r = &rows[n_rows++];
   snprintf(r->name, sizeof r->name, "%s", name);
   r->base = base;
@@ -1491,7 +1383,7 @@ static void apply_pre(gcase *c, const err_row *r) {
       break;
     case D_MB: {
       int64_t *nbt = calloc((size_t)(c->B * r->a1) + 1, sizeof *nbt);
-      if (!nbt) die("out of memory");
+      if (!nbt) th_die("out of memory");
       for (int64_t i = 0; i < c->B; i++)
         for (int64_t j = 0; j < r->a1 && j < c->mb; j++)
           nbt[i * r->a1 + j] = c->bt[i * c->mb + j];
@@ -1809,7 +1701,7 @@ static void run_row(const err_row *r) {
   apply_post(&s, r);
   size_t ws = 12345;
   llmk_plan *plan = (llmk_plan *)(void *)&sentinel;
-  reset_error();
+  th_reset_error();
   llmk_status st = call_p1(&s, layout, r->defect == D_NULL_WS ? NULL : &ws,
                            r->defect == D_NULL_PLAN ? NULL : &plan);
   if (r->phase == 1) {
@@ -1830,7 +1722,7 @@ static void run_row(const err_row *r) {
     TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", r->name, (int)st,
              llmk_last_error());
     if (st == LLMK_SUCCESS && plan) {
-      reset_error();
+      th_reset_error();
       st = run_plan(plan, ws, NULL);
       TU_CHECK(st == r->expect, "%s: phase 2 status %d, expected %d ('%s')", r->name,
                (int)st, (int)r->expect, st ? llmk_last_error() : "");
@@ -1853,10 +1745,15 @@ static void run_row(const err_row *r) {
   case_free(&c);
 }
 
+static void table_row(const void *row, int idx, void *user) {
+  (void)idx;
+  (void)user;
+  run_row(row);
+}
+
 static void test_errors(void) {
   build_rows();
-  for (int i = 0; i < n_rows; i++) run_row(&rows[i]);
-  printf("error table: %d rows\n", n_rows);
+  th_run_table("error table", rows, n_rows, sizeof rows[0], table_row, NULL);
 }
 
 /* ------------------------------------------------------ plans, workspace */
@@ -1891,8 +1788,7 @@ static void test_lifecycle(void) {
   tset_check(&s, &e, &nl, ALL_HOSTS, "consumed plan run again");
   TU_CHECK(call_p1(&s, c.layout, &ws, &plan) == LLMK_SUCCESS, "lifecycle: phase 1");
   TU_CHECK(llmk_plan_destroy(plan) == LLMK_SUCCESS, "destroy an unrun plan");
-  TU_CHECK(llmk_gather_pa_kv_cache(NULL, 0, NULL, NULL) == LLMK_ERROR_INVALID_PLAN,
-           "NULL plan");
+  th_check_null_plan(llmk_gather_pa_kv_cache, "gather_pa_kv_cache");
   free(nl.v);
   tset_free(&s);
   tset_free(&e);
@@ -1963,10 +1859,8 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a crash */
   tu_seed(20240717);
   if (SMALL) printf("AddressSanitizer build: 500 random cases instead of 1200\n");
-  TU_CHECK(llmk_context_create(1, &ctxs[1]) == LLMK_SUCCESS && ctxs[1], "context(1)");
-  TU_CHECK(llmk_context_create(2, &ctxs[2]) == LLMK_SUCCESS && ctxs[2], "context(2)");
-  TU_CHECK(llmk_context_num_threads(ctxs[2]) == 2, "context(2) has %d threads",
-           llmk_context_num_threads(ctxs[2]));
+  static const int threads[3] = {0, 1, 2};
+  th_sweep_init(&g_sw, threads, 3);
   test_samples();
   double t1 = now_s();
   test_errors();
@@ -1983,7 +1877,6 @@ int main(void) {
       "time %.2f s (samples %.2f, errors + plans %.2f, round trips %.2f, random %.2f, "
       "threaded %.2f)\n",
       t5 - t0, t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
-  llmk_context_destroy(ctxs[1]);
-  llmk_context_destroy(ctxs[2]);
+  th_sweep_free(&g_sw);
   return tu_finish("test_gather_pa_kv_cache");
 }

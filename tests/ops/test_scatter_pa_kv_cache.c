@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "convert_ref.h"
+#include "harness.h"
 #include "llmk/llmk.h"
 #include "scatter_pa_kv_cache_ref.h"
-#include "test_util.h"
 
 /* Under AddressSanitizer every copy and compare is slower: 300 random cases instead of
  * 400 and fewer 2-thread repetitions of the duplicate-slot cases. */
@@ -28,11 +28,6 @@
 #ifndef KV_MIXED_CACHE_DTYPES
 #define KV_MIXED_CACHE_DTYPES 1
 #endif
-
-static void die(const char *what) {
-  fprintf(stderr, "test bug: %s\n", what);
-  exit(2);
-}
 
 static double now_s(void) {
   struct timespec ts;
@@ -473,7 +468,7 @@ static void tset_build(tset *s, const sc_case *c) {
       c->layout == KVREF_BLOCKS && c->has_v &&
       (c->cache_kind == CK_SHARED_BLOCK || c->cache_kind == CK_SHARED_HEAD);
   if (shared) {
-    if (c->kcdt != c->vcdt) die("shared cache buffer with two dtypes");
+    if (c->kcdt != c->vcdt) th_die("shared cache buffer with two dtypes");
     const int64_t sh_k[4] = {c->nb, c->bs, c->H, c->Dk},
                   sh_v[4] = {c->nb, c->bs, c->H, c->Dv};
     if (c->cache_kind == CK_SHARED_BLOCK) {
@@ -528,7 +523,7 @@ static void tset_build(tset *s, const sc_case *c) {
         (unsigned char *)s->t[X_SLOT].data + (size_t)(t * c->slot_stride) * slot_es;
     if (c->slotdt == LLMK_I32) {
       if (c->slots[t] < INT32_MIN || c->slots[t] > INT32_MAX)
-        die("slot does not fit an i32");
+        th_die("slot does not fit an i32");
       int32_t v = (int32_t)c->slots[t];
       memcpy(p, &v, 4);
     } else {
@@ -548,7 +543,7 @@ static void tset_copy(tset *dst, const tset *src, int with_maps) {
     dst->map[j] = NULL;
     if (with_maps) {
       dst->map[j] = calloc(src->buf[j].size + 1, 1);
-      if (!dst->map[j]) die("out of memory");
+      if (!dst->map[j]) th_die("out of memory");
     }
   }
   bind(dst);
@@ -673,20 +668,11 @@ static int tset_same(const tset *a, const tset *e, const char *label) {
   return tset_same_mask(a, e, label, ~0u);
 }
 
-/* Exactly equal data bytes (no NaN latitude): results of two runs. */
-static int tset_identical(const tset *a, const tset *b, const char *label) {
-  for (int j = 0; j < a->nbuf; j++)
-    if (memcmp(a->buf[j].data, b->buf[j].data, a->buf[j].size) != 0) {
-      TU_CHECK(0, "%s: %s differs from the first run's bytes", label, buf_name(a, j));
-      return 0;
-    }
-  return 1;
-}
-
 /* --------------------------------------------------------------- running */
 
-static llmk_context *g_ctx[3];
-static const char *const ctx_name[3] = {"ctx NULL", "1 thread", "2 threads"};
+static th_sweep g_sw; /* ctx NULL, 1 and 2 threads */
+#define g_ctx (g_sw.ctx)
+#define ctx_name (g_sw.name)
 static llmk_isa g_native;
 
 static llmk_status call_p1(const tset *s, int layout, size_t *ws, llmk_plan **plan) {
@@ -699,40 +685,12 @@ static llmk_status call_p1(const tset *s, int layout, size_t *ws, llmk_plan **pl
 
 /* Runs with exactly the workspace asked for (malloc'd, so ASan sees an overrun). */
 static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
-  void *w = ws ? malloc(ws) : NULL;
-  if (ws && !w) die("out of memory");
-  llmk_status st = llmk_scatter_pa_kv_cache(w, ws, plan, ctx);
-  free(w);
-  return st;
-}
-
-/* Leaves another function's message as the last error, so that a rejected call that
- * sets none is not credited with an earlier message. */
-static void reset_error(void) {
-  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
-}
-
-static int words_in(const char *m, const char *words, int all) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", words);
-  int any = 0;
-  for (char *w = strtok(buf, "|"); w; w = strtok(NULL, "|")) {
-    int in = strstr(m, w) != NULL;
-    if (all && !in) return 0;
-    any |= in;
-  }
-  return all ? 1 : any;
+  return th_run_plan(llmk_scatter_pa_kv_cache, plan, ws, ctx);
 }
 
 /* "scatter_pa_kv_cache: ..." naming one of the '|'-separated `alts` and all of `must`. */
 static int msg_ok(const char *alts, const char *must) {
-  static const char op[] = "scatter_pa_kv_cache:";
-  const char *m = llmk_last_error();
-  if (!m || strncmp(m, op, sizeof op - 1) != 0) return 0;
-  m += sizeof op - 1;
-  if (alts && !words_in(m, alts, 0)) return 0;
-  if (must && !words_in(m, must, 1)) return 0;
-  return 1;
+  return th_msg_ok("scatter_pa_kv_cache", alts, must);
 }
 
 /* One run of W (restored from P) with the ISA in force: phase 1 touches nothing, the
@@ -748,13 +706,13 @@ static int run_once(int layout, const tset *P, const tset *E, tset *W, llmk_stat
   W->dirty = 0;
   size_t ws = 0;
   llmk_plan *plan = NULL;
-  reset_error();
+  th_reset_error();
   llmk_status st = call_p1(W, layout, &ws, &plan);
   TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", label, (int)st,
            llmk_last_error());
   if (st != LLMK_SUCCESS || !plan) return 0;
   int ok = tset_same_mask(W, P, label, cm); /* phase 1 wrote nothing */
-  reset_error();
+  th_reset_error();
   st = run_plan(plan, ws, ctx);
   TU_CHECK(st == expect, "%s: status %d ('%s'), expected %d", label, (int)st,
            st ? llmk_last_error() : "", (int)expect);
@@ -769,31 +727,35 @@ static int run_once(int layout, const tset *P, const tset *E, tset *W, llmk_stat
 /* Every ISA from scalar to native (all_isa) or the native one, with ctx NULL, 1 and 2
  * threads (the 2-thread run `reps` times); every run against E and, byte for byte,
  * against the first good run. */
+typedef struct variants {
+  int layout;
+  const tset *P, *E;
+  tset W;
+  llmk_status expect;
+} variants;
+
+/* th_sweep_run's callback: run_once; W's buffers go to the sweep's comparison. */
+static int run_variant(void *user, llmk_context *ctx, int ctx_index, const char *lab,
+                       th_out *out) {
+  (void)ctx_index;
+  variants *v = user;
+  if (!run_once(v->layout, v->P, v->E, &v->W, v->expect, ctx, lab)) return 0;
+  for (int j = 0; j < v->W.nbuf; j++) th_out_add_buf(out, &v->W.buf[j]);
+  return 1;
+}
+
 static void run_variants(int layout, const tset *P, const tset *E, llmk_status expect,
                          const char *label, int all_isa, int reps) {
-  tset W, F;
-  int have_first = 0;
-  memset(&F, 0, sizeof F);
-  tset_copy(&W, P, 0);
-  for (int isa = all_isa ? LLMK_ISA_SCALAR : (int)g_native; isa <= (int)g_native; isa++) {
-    llmk_set_max_isa((llmk_isa)isa);
-    for (int t = 0; t < 3; t++)
-      for (int r = 0; r < (t == 2 ? reps : 1); r++) {
-        char lab[512];
-        snprintf(lab, sizeof lab, "%s [%s, %s]", label, llmk_isa_name(llmk_get_isa()),
-                 ctx_name[t]);
-        int ok = run_once(layout, P, E, &W, expect, g_ctx[t], lab);
-        if (ok && !have_first) {
-          tset_copy(&F, &W, 0);
-          have_first = 1;
-        } else if (ok) {
-          tset_identical(&W, &F, lab);
-        }
-      }
-  }
-  llmk_set_max_isa(g_native);
-  tset_free(&W);
-  if (have_first) tset_free(&F);
+  variants v;
+  memset(&v, 0, sizeof v);
+  v.layout = layout;
+  v.P = P;
+  v.E = E;
+  v.expect = expect;
+  tset_copy(&v.W, P, 0);
+  const int nreps[3] = {1, 1, reps};
+  th_sweep_run(&g_sw, all_isa, nreps, label, run_variant, &v);
+  tset_free(&v.W);
 }
 
 /* Builds P, E (the reference's result), runs every variant. */
@@ -802,7 +764,7 @@ static void check_case(const sc_case *c, const char *label, int all_isa, int rep
   tset_build(&P, c);
   tset_copy(&E, &P, 1);
   int r = ref_run(&E);
-  if (r == -2) die("reference rejects a case's descriptors");
+  if (r == -2) th_die("reference rejects a case's descriptors");
   run_variants(c->layout, &P, &E, r == 0 ? LLMK_SUCCESS : LLMK_ERROR_INVALID_VALUE, label,
                all_isa, reps);
   tset_free(&P);
@@ -829,7 +791,7 @@ static void case_base(sc_case *c, int layout, llmk_dtype sdt, llmk_dtype cdt, in
   c->vals = sdt == cdt ? VAL_BITS : VAL_CONV;
   c->seed = 5;
   c->slots = calloc((size_t)T + 1, sizeof *c->slots);
-  if (!c->slots) die("out of memory");
+  if (!c->slots) th_die("out of memory");
 }
 
 /* ---------------------------------------------------------------- samples */
@@ -929,7 +891,7 @@ static void gen_slots(sc_case *c, int kind, int pad_pct) {
   free(c->slots);
   c->slots = calloc((size_t)T + 1, sizeof *c->slots);
   int64_t *perm = calloc((size_t)(cap > c->nb ? cap : c->nb) + 1, sizeof *perm);
-  if (!c->slots || !perm) die("out of memory");
+  if (!c->slots || !perm) th_die("out of memory");
   if (kind == 0) {
     for (int64_t i = 0; i < cap; i++) perm[i] = i;
     for (int64_t t = 0; t < T; t++) {
@@ -1291,7 +1253,7 @@ static err_row rows[MAX_ROWS];
 static int n_rows;
 
 static void add(err_row r) {
-  if (n_rows == MAX_ROWS) die("too many error rows");
+  if (n_rows == MAX_ROWS) th_die("too many error rows");
   rows[n_rows++] = r;
 }
 
@@ -1781,7 +1743,7 @@ static void run_row(const err_row *r) {
     tset_restore(&W, &P);
     size_t ws = 12345;
     llmk_plan *plan = (llmk_plan *)(void *)&sentinel;
-    reset_error();
+    th_reset_error();
     llmk_status st = call_p1(&W, layout, r->post == D_NULL_WS ? NULL : &ws,
                              r->post == D_NULL_PLAN ? NULL : &plan);
     if (r->phase == 1) {
@@ -1805,7 +1767,7 @@ static void run_row(const err_row *r) {
              llmk_last_error());
     if (st != LLMK_SUCCESS || !plan) continue;
     tset_same(&W, &P, label);
-    reset_error();
+    th_reset_error();
     st = run_plan(plan, ws, ctx);
     TU_CHECK(st == r->expect, "%s: phase 2 status %d, expected %d ('%s')", label, (int)st,
              (int)r->expect, st ? llmk_last_error() : "");
@@ -1822,11 +1784,17 @@ static void run_row(const err_row *r) {
   case_free(&c);
 }
 
+static void table_row(const void *row, int idx, void *user) {
+  (void)idx;
+  (void)user;
+  run_row(row);
+}
+
 static void test_errors(void) {
   double t0 = now_s();
   build_rows();
-  for (int i = 0; i < n_rows; i++) run_row(&rows[i]);
-  printf("error table: %d rows: %.2f s\n", n_rows, now_s() - t0);
+  th_run_table("error table", rows, n_rows, sizeof rows[0], table_row, NULL);
+  printf("error table: %.2f s\n", now_s() - t0);
 }
 
 /* ------------------------------------------------------- workspace, plans */
@@ -1914,8 +1882,7 @@ static void test_workspace_and_plans(void) {
     tset_free(&W);
     case_free(&c);
   }
-  TU_CHECK(llmk_scatter_pa_kv_cache(NULL, 0, NULL, NULL) == LLMK_ERROR_INVALID_PLAN,
-           "NULL plan");
+  th_check_null_plan(llmk_scatter_pa_kv_cache, "scatter_pa_kv_cache");
   TU_CHECK(strcmp(llmk_kv_layout_name(LLMK_KV_BLOCKS), "blocks") == 0 &&
                strcmp(llmk_kv_layout_name(LLMK_KV_XSPLIT), "xsplit") == 0 &&
                strcmp(llmk_kv_layout_name(LLMK_KV_NZ), "nz") == 0 &&
@@ -1929,10 +1896,8 @@ static void test_workspace_and_plans(void) {
 int main(void) {
   double t0 = now_s();
   tu_seed(20240817);
-  TU_CHECK(llmk_context_create(1, &g_ctx[1]) == LLMK_SUCCESS && g_ctx[1], "context(1)");
-  TU_CHECK(llmk_context_create(2, &g_ctx[2]) == LLMK_SUCCESS && g_ctx[2], "context(2)");
-  TU_CHECK(llmk_context_num_threads(g_ctx[2]) == 2, "context(2) has %d threads",
-           llmk_context_num_threads(g_ctx[2]));
+  static const int threads[3] = {0, 1, 2};
+  th_sweep_init(&g_sw, threads, 3);
   g_native = llmk_get_native_isa();
   printf("native isa %s, isa in force %s, threading %s%s\n", llmk_isa_name(g_native),
          llmk_isa_name(llmk_get_isa()), llmk_threading_runtime(),
@@ -1944,8 +1909,7 @@ int main(void) {
   test_large();
   test_random();
   llmk_set_max_isa(g_native);
-  llmk_context_destroy(g_ctx[1]);
-  llmk_context_destroy(g_ctx[2]);
+  th_sweep_free(&g_sw);
   printf("fp8 NaN bytes where the library chose the other quiet NaN of the sign: %ld\n",
          g_nan_equiv);
   printf("time %.2f s\n", now_s() - t0);

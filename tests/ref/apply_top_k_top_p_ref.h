@@ -22,8 +22,8 @@
  *     |expf(x-max) - min_p| / ulp(min_p).
  * Both are INFINITY where the step does not apply. Not thread-safe (static scratch).
  */
-#ifndef LLMK_TOP_K_TOP_P_REF_H
-#define LLMK_TOP_K_TOP_P_REF_H
+#ifndef LLMK_APPLY_TOP_K_TOP_P_REF_H
+#define LLMK_APPLY_TOP_K_TOP_P_REF_H
 
 #include <stdint.h>
 

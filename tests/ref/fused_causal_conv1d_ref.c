@@ -7,32 +7,32 @@
 
 #include "convert_ref.h"
 
-int ccref_dtype_size(ccref_dtype dt) {
-  return dt == CCREF_F32 ? 4 : 2;
+int fcc_ref_dtype_size(fcc_ref_dtype dt) {
+  return dt == FCC_REF_F32 ? 4 : 2;
 }
 
-float ccref_widen(ccref_dtype dt, uint32_t bits) {
-  if (dt == CCREF_F32) {
+float fcc_ref_widen(fcc_ref_dtype dt, uint32_t bits) {
+  if (dt == FCC_REF_F32) {
     float f;
     memcpy(&f, &bits, 4);
     return f;
   }
   /* every f16 / bf16 value is exact in f32 */
-  return (float)ref_decode(dt == CCREF_F16 ? REF_F16 : REF_BF16, bits);
+  return (float)ref_decode(dt == FCC_REF_F16 ? REF_F16 : REF_BF16, bits);
 }
 
-uint32_t ccref_narrow(ccref_dtype dt, float f) {
-  if (dt == CCREF_F32) {
+uint32_t fcc_ref_narrow(fcc_ref_dtype dt, float f) {
+  if (dt == FCC_REF_F32) {
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
   }
-  return ref_encode(dt == CCREF_F16 ? REF_F16 : REF_BF16, f);
+  return ref_encode(dt == FCC_REF_F16 ? REF_F16 : REF_BF16, f);
 }
 
-uint32_t ccref_load(const void *base, int64_t elem, ccref_dtype dt) {
-  const unsigned char *p = (const unsigned char *)base + elem * ccref_dtype_size(dt);
-  if (dt == CCREF_F32) {
+uint32_t fcc_ref_load(const void *base, int64_t elem, fcc_ref_dtype dt) {
+  const unsigned char *p = (const unsigned char *)base + elem * fcc_ref_dtype_size(dt);
+  if (dt == FCC_REF_F32) {
     uint32_t u;
     memcpy(&u, p, 4);
     return u;
@@ -42,9 +42,9 @@ uint32_t ccref_load(const void *base, int64_t elem, ccref_dtype dt) {
   return h;
 }
 
-void ccref_store(void *base, int64_t elem, ccref_dtype dt, uint32_t bits) {
-  unsigned char *p = (unsigned char *)base + elem * ccref_dtype_size(dt);
-  if (dt == CCREF_F32) {
+void fcc_ref_store(void *base, int64_t elem, fcc_ref_dtype dt, uint32_t bits) {
+  unsigned char *p = (unsigned char *)base + elem * fcc_ref_dtype_size(dt);
+  if (dt == FCC_REF_F32) {
     memcpy(p, &bits, 4);
   } else {
     uint16_t h = (uint16_t)bits;
@@ -75,7 +75,7 @@ static int64_t pmod(int64_t a, int64_t m) {
 }
 
 /* Sequence b: first logical token and length. */
-static void seq_of(const ccref_args *a, int64_t b, int64_t *start, int64_t *len) {
+static void seq_of(const fcc_ref_args *a, int64_t b, int64_t *start, int64_t *len) {
   if (a->seq_len_3d > 0) {
     *start = b * a->seq_len_3d;
     *len = a->seq_len_3d;
@@ -86,22 +86,22 @@ static void seq_of(const ccref_args *a, int64_t b, int64_t *start, int64_t *len)
 }
 
 /* Element offset of logical token t, channel 0. */
-static int64_t x_off(const ccref_args *a, int64_t t) {
+static int64_t x_off(const fcc_ref_args *a, int64_t t) {
   if (a->seq_len_3d > 0)
     return (t / a->seq_len_3d) * a->x_stride_b + (t % a->seq_len_3d) * a->x_stride_t;
   return t * a->x_stride_t;
 }
 
-static int64_t cs_off(const ccref_args *a, int64_t line, int64_t row) {
+static int64_t cs_off(const fcc_ref_args *a, int64_t line, int64_t row) {
   return line * a->cs_stride_line + row * a->cs_stride_row;
 }
 
-static int is_apc(const ccref_args *a) {
+static int is_apc(const fcc_ref_args *a) {
   return a->block_idx_first != NULL;
 }
 
 /* Lines of sequence b (indices already validated where needed). */
-static void lines_of(const ccref_args *a, int64_t b, int64_t *R, int64_t *W) {
+static void lines_of(const fcc_ref_args *a, int64_t b, int64_t *R, int64_t *W) {
   if (is_apc(a)) {
     const int64_t *row = a->cache_indices + b * a->max_blocks;
     *R = row[a->initial_state_idx[b]];
@@ -118,58 +118,58 @@ static int64_t fill_bdy(int64_t L, int64_t B, int64_t nct, int64_t n, int64_t c)
   return last_full - (n - 1 - c) * B;
 }
 
-static int line_ok(const ccref_args *a, int64_t line) {
+static int line_ok(const fcc_ref_args *a, int64_t line) {
   return line == a->pad_slot_id || (line >= 0 && line < a->num_lines);
 }
 
-static int validate(const ccref_args *a, int64_t *bad) {
+static int validate(const fcc_ref_args *a, int64_t *bad) {
   const int64_t B = a->batch;
   *bad = -1;
   if (a->seq_len_3d == 0) {
     const int64_t *q = a->query_start_loc;
     if (q[0] != 0) {
       *bad = 0;
-      return CCREF_E_QSL_START;
+      return FCC_REF_E_QSL_START;
     }
     for (int64_t b = 0; b < B; b++)
       if (q[b + 1] <= q[b]) {
         *bad = b + 1;
-        return CCREF_E_QSL_ORDER;
+        return FCC_REF_E_QSL_ORDER;
       }
     if (q[B] != a->num_tokens) {
       *bad = B;
-      return CCREF_E_QSL_END;
+      return FCC_REF_E_QSL_END;
     }
   }
   for (int64_t b = 0; b < B; b++) {
     int64_t start, L;
     seq_of(a, b, &start, &L);
     *bad = b;
-    if (a->max_query_len != -1 && L > a->max_query_len) return CCREF_E_MAX_QUERY_LEN;
-    if (a->num_computed_tokens && a->num_computed_tokens[b] < 0) return CCREF_E_NCT;
+    if (a->max_query_len != -1 && L > a->max_query_len) return FCC_REF_E_MAX_QUERY_LEN;
+    if (a->num_computed_tokens && a->num_computed_tokens[b] < 0) return FCC_REF_E_NCT;
     if (is_apc(a)) {
       int64_t f = a->block_idx_first[b], l = a->block_idx_last[b],
               i = a->initial_state_idx[b];
       if (f < 0 || f >= a->max_blocks || l < 0 || l >= a->max_blocks || i < 0 ||
           i >= a->max_blocks)
-        return CCREF_E_BLOCK_IDX;
-      if (i > l) return CCREF_E_INIT_GT_LAST;
-      if (f > l) return CCREF_E_FIRST_GT_LAST;
+        return FCC_REF_E_BLOCK_IDX;
+      if (i > l) return FCC_REF_E_INIT_GT_LAST;
+      if (f > l) return FCC_REF_E_FIRST_GT_LAST;
     }
     int64_t R, W;
     lines_of(a, b, &R, &W);
-    if (!line_ok(a, R) || !line_ok(a, W)) return CCREF_E_LINE;
+    if (!line_ok(a, R) || !line_ok(a, W)) return FCC_REF_E_LINE;
     if (is_apc(a)) {
       const int64_t *row = a->cache_indices + b * a->max_blocks;
       int64_t f = a->block_idx_first[b], n = a->block_idx_last[b] - f;
       for (int64_t c = 0; c < n; c++) {
-        if (!line_ok(a, row[f + c])) return CCREF_E_LINE;
+        if (!line_ok(a, row[f + c])) return FCC_REF_E_LINE;
         if (fill_bdy(L, a->block_size, a->num_computed_tokens[b], n, c) < 0)
-          return CCREF_E_BDY;
+          return FCC_REF_E_BDY;
       }
     }
     if (a->num_accepted_tokens && a->num_accepted_tokens[b] > a->C - a->K + 2)
-      return CCREF_E_NACC;
+      return FCC_REF_E_NACC;
   }
   /* writers[line] = sequence that writes it (-1 none); skipped sequences write and
    * read nothing; lines equal to pad_slot_id are never written. */
@@ -191,7 +191,7 @@ static int validate(const ccref_args *a, int64_t *bad) {
     for (int64_t k = 0; k < nw && !err; k++) {
       if (writer[wl[k]] != -1) {
         *bad = b;
-        err = CCREF_E_DUP_WRITE;
+        err = FCC_REF_E_DUP_WRITE;
       }
       writer[wl[k]] = b;
     }
@@ -203,7 +203,7 @@ static int validate(const ccref_args *a, int64_t *bad) {
     if (R == a->pad_slot_id) continue;
     if (writer[R] != -1 && writer[R] != b) {
       *bad = b;
-      err = CCREF_E_READ_WRITTEN;
+      err = FCC_REF_E_READ_WRITTEN;
     }
   }
   free(writer);
@@ -211,14 +211,14 @@ static int validate(const ccref_args *a, int64_t *bad) {
   return err;
 }
 
-int ccref_run(const ccref_args *a) {
+int fcc_ref_run(const fcc_ref_args *a) {
   int64_t bad;
   int err = validate(a, &bad);
   if (a->bad_batch) *a->bad_batch = bad;
   if (err) return err;
 
-  const ccref_dtype xd = a->x_dtype;
-  const int es = ccref_dtype_size(xd);
+  const fcc_ref_dtype xd = a->x_dtype;
+  const int es = fcc_ref_dtype_size(xd);
   const int64_t dim = a->dim, K = a->K, C = a->C;
   const int64_t total = a->seq_len_3d > 0 ? a->batch * a->seq_len_3d : a->num_tokens;
 
@@ -234,14 +234,14 @@ int ccref_run(const ccref_args *a) {
   float *w = xmalloc((size_t)(K * dim) * sizeof *w);
   for (int64_t k = 0; k < K; k++)
     for (int64_t d = 0; d < dim; d++)
-      w[k * dim + d] =
-          ccref_widen(a->weight_dtype,
-                      ccref_load(a->weight, k * a->weight_stride + d, a->weight_dtype));
+      w[k * dim + d] = fcc_ref_widen(
+          a->weight_dtype,
+          fcc_ref_load(a->weight, k * a->weight_stride + d, a->weight_dtype));
   float *bias = NULL;
   if (a->bias) {
     bias = xmalloc((size_t)dim * sizeof *bias);
     for (int64_t d = 0; d < dim; d++)
-      bias[d] = ccref_widen(a->bias_dtype, ccref_load(a->bias, d, a->bias_dtype));
+      bias[d] = fcc_ref_widen(a->bias_dtype, fcc_ref_load(a->bias, d, a->bias_dtype));
   }
 
   for (int64_t b = 0; b < a->batch; b++) {
@@ -272,10 +272,10 @@ int ccref_run(const ccref_args *a) {
     uint32_t *padded = xmalloc((size_t)(Len * dim) * sizeof *padded);
     for (int64_t r = 0; r < H; r++)
       for (int64_t d = 0; d < dim; d++)
-        padded[r * dim + d] = zero_hist ? 0u : ccref_load(cs0, cs_off(a, R, r) + d, xd);
+        padded[r * dim + d] = zero_hist ? 0u : fcc_ref_load(cs0, cs_off(a, R, r) + d, xd);
     for (int64_t i = 0; i < L; i++)
       for (int64_t d = 0; d < dim; d++)
-        padded[(H + i) * dim + d] = ccref_load(x0, x_off(a, start + i) + d, xd);
+        padded[(H + i) * dim + d] = fcc_ref_load(x0, x_off(a, start + i) + d, xd);
     const uint32_t *xp = padded + offset * dim; /* K-1+L rows */
 
     /* 4. state update, tail-aligned */
@@ -283,8 +283,8 @@ int ccref_run(const ccref_args *a) {
       int64_t M = min64(C, Len);
       for (int64_t i = 0; i < M; i++)
         for (int64_t d = 0; d < dim; d++)
-          ccref_store(a->conv_states, cs_off(a, W, C - M + i) + d, xd,
-                      padded[(Len - M + i) * dim + d]);
+          fcc_ref_store(a->conv_states, cs_off(a, W, C - M + i) + d, xd,
+                        padded[(Len - M + i) * dim + d]);
     }
 
     /* 5. APC block fill */
@@ -297,8 +297,8 @@ int ccref_run(const ccref_args *a) {
         int64_t bdy = fill_bdy(L, a->block_size, a->num_computed_tokens[b], n, c);
         for (int64_t j = 0; j < K - 1; j++)
           for (int64_t d = 0; d < dim; d++)
-            ccref_store(a->conv_states, cs_off(a, F, C - (K - 1) + j) + d, xd,
-                        xp[(bdy + j) * dim + d]);
+            fcc_ref_store(a->conv_states, cs_off(a, F, C - (K - 1) + j) + d, xd,
+                          xp[(bdy + j) * dim + d]);
       }
     }
 
@@ -307,9 +307,9 @@ int ccref_run(const ccref_args *a) {
     if (a->conv_mode == 1) r0 = min64(max64(K - 1 - a->num_computed_tokens[b], 0), L);
     for (int64_t i = 0; i < L; i++) {
       for (int64_t d = 0; d < dim; d++) {
-        float acc = w[d] * ccref_widen(xd, xp[i * dim + d]);
+        float acc = w[d] * fcc_ref_widen(xd, xp[i * dim + d]);
         for (int64_t k = 1; k < K; k++) {
-          float p = w[k * dim + d] * ccref_widen(xd, xp[(i + k) * dim + d]);
+          float p = w[k * dim + d] * fcc_ref_widen(xd, xp[(i + k) * dim + d]);
           acc = acc + p;
         }
         if (bias) acc = acc + bias[d];
@@ -320,11 +320,11 @@ int ccref_run(const ccref_args *a) {
         if (i < r0) acc = 0.0f;
         if (a->y_act) a->y_act[(start + i) * dim + d] = acc;
         if (a->residual_connection == 1) {
-          float xv = ccref_widen(xd, padded[(H + i) * dim + d]);
+          float xv = fcc_ref_widen(xd, padded[(H + i) * dim + d]);
           acc = xv + acc;
         }
         if (a->y_final) a->y_final[(start + i) * dim + d] = acc;
-        ccref_store(a->x, x_off(a, start + i) + d, xd, ccref_narrow(xd, acc));
+        fcc_ref_store(a->x, x_off(a, start + i) + d, xd, fcc_ref_narrow(xd, acc));
       }
     }
     free(padded);

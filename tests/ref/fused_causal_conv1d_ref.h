@@ -10,37 +10,41 @@
  * operation rounded to f32, then + bias, silu (y / (1 + expf(-y))), conv_mode zeroing,
  * residual (x + y in f32), and one rounding to x's dtype (nearest, ties to even).
  *
- * ccref_run() first checks every phase-2 value rule of the header and returns a
- * non-zero CCREF_E_* code, without writing anything, if one is violated; 0 otherwise.
+ * fcc_ref_run() first checks every phase-2 value rule of the header and returns a
+ * non-zero FCC_REF_E_* code, without writing anything, if one is violated; 0 otherwise.
  * Attribute and shape rules (phase 1) must already hold. */
-#ifndef LLMK_CAUSAL_CONV1D_REF_H
-#define LLMK_CAUSAL_CONV1D_REF_H
+#ifndef LLMK_FUSED_CAUSAL_CONV1D_REF_H
+#define LLMK_FUSED_CAUSAL_CONV1D_REF_H
 
 #include <stdint.h>
 
-typedef enum ccref_dtype { CCREF_F32 = 0, CCREF_F16 = 1, CCREF_BF16 = 2 } ccref_dtype;
+typedef enum fcc_ref_dtype {
+  FCC_REF_F32 = 0,
+  FCC_REF_F16 = 1,
+  FCC_REF_BF16 = 2
+} fcc_ref_dtype;
 
-typedef enum ccref_error {
-  CCREF_OK = 0,
-  CCREF_E_QSL_START,     /* query_start_loc[0] != 0 */
-  CCREF_E_QSL_ORDER,     /* not strictly increasing */
-  CCREF_E_QSL_END,       /* query_start_loc[batch] != T */
-  CCREF_E_MAX_QUERY_LEN, /* a sequence longer than max_query_len */
-  CCREF_E_NCT,           /* num_computed_tokens < 0 */
-  CCREF_E_BLOCK_IDX,     /* APC block index outside [0, max_blocks) */
-  CCREF_E_INIT_GT_LAST,  /* initial_state_idx > last */
-  CCREF_E_FIRST_GT_LAST, /* first > last */
-  CCREF_E_LINE,          /* R, W or a fill line neither in [0, num_lines) nor pad */
-  CCREF_E_BDY,           /* an APC fill boundary before the chunk's history */
-  CCREF_E_NACC,          /* num_accepted_tokens > C-K+2 */
-  CCREF_E_DUP_WRITE,     /* a line written twice */
-  CCREF_E_READ_WRITTEN   /* a line written by one sequence and read by another */
-} ccref_error;
+typedef enum fcc_ref_error {
+  FCC_REF_OK = 0,
+  FCC_REF_E_QSL_START,     /* query_start_loc[0] != 0 */
+  FCC_REF_E_QSL_ORDER,     /* not strictly increasing */
+  FCC_REF_E_QSL_END,       /* query_start_loc[batch] != T */
+  FCC_REF_E_MAX_QUERY_LEN, /* a sequence longer than max_query_len */
+  FCC_REF_E_NCT,           /* num_computed_tokens < 0 */
+  FCC_REF_E_BLOCK_IDX,     /* APC block index outside [0, max_blocks) */
+  FCC_REF_E_INIT_GT_LAST,  /* initial_state_idx > last */
+  FCC_REF_E_FIRST_GT_LAST, /* first > last */
+  FCC_REF_E_LINE,          /* R, W or a fill line neither in [0, num_lines) nor pad */
+  FCC_REF_E_BDY,           /* an APC fill boundary before the chunk's history */
+  FCC_REF_E_NACC,          /* num_accepted_tokens > C-K+2 */
+  FCC_REF_E_DUP_WRITE,     /* a line written twice */
+  FCC_REF_E_READ_WRITTEN   /* a line written by one sequence and read by another */
+} fcc_ref_error;
 
-typedef struct ccref_args {
-  ccref_dtype x_dtype;      /* x and conv_states */
-  ccref_dtype weight_dtype; /* f32 or x's */
-  ccref_dtype bias_dtype;   /* f32 or x's */
+typedef struct fcc_ref_args {
+  fcc_ref_dtype x_dtype;      /* x and conv_states */
+  fcc_ref_dtype weight_dtype; /* f32 or x's */
+  fcc_ref_dtype bias_dtype;   /* f32 or x's */
   int64_t batch, dim, K;
 
   /* x: seq_len_3d == 0: 2-D, num_tokens tokens, token t at t*x_stride_t elements,
@@ -77,15 +81,26 @@ typedef struct ccref_args {
   float *y_final;         /* the f32 value rounded in step 9 */
   unsigned char *skipped; /* [batch]: 1 = R == pad_slot_id */
   int64_t *bad_batch;     /* the batch entry of a violated rule (-1 if none) */
-} ccref_args;
+} fcc_ref_args;
 
-int ccref_run(const ccref_args *a);
+int fcc_ref_run(const fcc_ref_args *a);
 
 /* Helpers for tests: element size; raw bits <-> f32 (f16 / bf16 via convert_ref). */
-int ccref_dtype_size(ccref_dtype dt);
-float ccref_widen(ccref_dtype dt, uint32_t bits);
-uint32_t ccref_narrow(ccref_dtype dt, float f);
-uint32_t ccref_load(const void *base, int64_t elem, ccref_dtype dt);
-void ccref_store(void *base, int64_t elem, ccref_dtype dt, uint32_t bits);
+int fcc_ref_dtype_size(fcc_ref_dtype dt);
+float fcc_ref_widen(fcc_ref_dtype dt, uint32_t bits);
+uint32_t fcc_ref_narrow(fcc_ref_dtype dt, float f);
+uint32_t fcc_ref_load(const void *base, int64_t elem, fcc_ref_dtype dt);
+void fcc_ref_store(void *base, int64_t elem, fcc_ref_dtype dt, uint32_t bits);
+
+/* Old names, kept until tools/llmk/bench_causal_conv1d.c (owned elsewhere) moves to the
+ * fcc_ref_ ones; nothing under tests/ uses them. */
+typedef fcc_ref_dtype ccref_dtype;
+typedef fcc_ref_args ccref_args;
+#define CCREF_F32 FCC_REF_F32
+#define CCREF_F16 FCC_REF_F16
+#define CCREF_BF16 FCC_REF_BF16
+#define ccref_run fcc_ref_run
+#define ccref_widen fcc_ref_widen
+#define ccref_load fcc_ref_load
 
 #endif

@@ -5,8 +5,8 @@
  * definitions of convert_ref.h. Tensors are plain llmk_tensor descriptors (nothing of
  * the library is called).
  */
-#ifndef LLMK_KV_CACHE_REF_H
-#define LLMK_KV_CACHE_REF_H
+#ifndef LLMK_SCATTER_PA_KV_CACHE_REF_H
+#define LLMK_SCATTER_PA_KV_CACHE_REF_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The official CANN sample programs, built the way CANN's docs build them, against an
 # install of this build used as ASCEND_HOME_PATH, and their output compared.
-#   test_samples.sh BUILD_DIR SAMPLES_DIR [EXTRA_CXXFLAGS]
+#   test_samples_apply_top_k_top_p.sh BUILD_DIR SAMPLES_DIR [EXTRA_CXXFLAGS]
 # EXTRA_CXXFLAGS: e.g. -fsanitize=address,undefined when the library was built with them.
 set -euo pipefail
 build=$1
@@ -54,5 +54,5 @@ printf '#include "acl/acl.h"\n#include "aclnnop/aclnn_apply_top_k_top_p.h"\nint 
 gcc -std=c11 -Wall -Wextra -Wpedantic -Werror $extra "$tmp/c.c" -o "$tmp/c" -I "$P/include" \
   -L "$P/lib64" -lascendcl -Wl,-rpath,"$P/lib64" || { echo "FAIL: headers as C"; fail=1; }
 
-[ $fail -eq 0 ] && echo "test_samples: passed"
+[ $fail -eq 0 ] && echo "test_samples_apply_top_k_top_p: passed"
 exit $fail

@@ -1,0 +1,455 @@
+/* aclnnScatterPaKvCache from C: results through aclnn equal the native API's
+ * (llmk_scatter_pa_kv_cache) bit for bit on random inputs; the executor lifecycle
+ * (single use, repeatable, re-pointed addresses); the error table with CANN's numeric
+ * codes, checking that the caches are byte-identical after every rejection. */
+#include "aclnn_tspec.h"
+#include "aclnnop/aclnn_inplace_fused_causal_conv1d.h" /* a destroyed executor, another op */
+#include "aclnnop/aclnn_scatter_pa_kv_cache.h"
+
+/* ====================================================== scatter kv cache */
+enum { KEY, KC, SLOT, VAL, VC, CL, CO, SL, NS };
+
+typedef struct sc_case {
+  tspec t[NS];
+  const char *cache_mode, *scatter_mode;
+  int64_t nct_strides[2], nct_offsets[2];
+  bool use_arrays;
+  int64_t T, H, Dk, Dv, nb, bs;
+  int64_t iv[MAXV];
+} sc_case;
+
+static void sc_build(sc_case *c) {
+  for (int i = 0; i < NS; i++) build(&c->t[i]);
+}
+static void sc_free(sc_case *c) {
+  for (int i = 0; i < NS; i++) unbuild(&c->t[i]);
+  free(c);
+}
+
+static aclnnStatus sc_phase1(sc_case *c, uint64_t *ws, aclOpExecutor **ex) {
+  aclTensor *t[NS];
+  for (int i = 0; i < NS; i++) t[i] = c->t[i].present ? c->t[i].t : NULL;
+  aclIntArray *st = c->use_arrays ? aclCreateIntArray(c->nct_strides, 2) : NULL;
+  aclIntArray *of = c->use_arrays ? aclCreateIntArray(c->nct_offsets, 2) : NULL;
+  char cm[16] = "", sm[16] = "";
+  if (c->cache_mode) strcpy(cm, c->cache_mode);
+  if (c->scatter_mode) strcpy(sm, c->scatter_mode);
+  aclnnStatus r = aclnnScatterPaKvCacheGetWorkspaceSize(
+      t[KEY], t[KC], t[SLOT], t[VAL], t[VC], t[CL], t[CO], t[SL],
+      c->cache_mode ? cm : NULL, c->scatter_mode ? sm : NULL, st, of, ws, ex);
+  aclDestroyIntArray(st);
+  aclDestroyIntArray(of);
+  return r;
+}
+
+static aclnnStatus sc_call(sc_case *c, aclrtStream s) {
+  uint64_t ws = 0;
+  aclOpExecutor *ex = NULL;
+  aclnnStatus st = sc_phase1(c, &ws, &ex);
+  if (st) return st;
+  void *w = NULL;
+  if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+  st = aclnnScatterPaKvCache(w, ws, ex, s);
+  if (w) aclrtFree(w);
+  return st;
+}
+
+/* The native API on the ref copies, with the view each mode stands for: NHSD is the
+ * blocks layout with HND strides; Nct re-strides key/value rows. */
+static llmk_status sc_native(sc_case *c, llmk_context *ctx) {
+  llmk_tensor d[NS];
+  const llmk_tensor *p[NS];
+  for (int i = 0; i < NS; i++) p[i] = ndesc(&c->t[i], &d[i]);
+  bool nhsd = c->cache_mode && !strcmp(c->cache_mode, "NHSD");
+  bool nct = c->scatter_mode && !strcmp(c->scatter_mode, "Nct");
+  if (nhsd)
+    for (int k = KC; k <= VC; k += VC - KC) {
+      if (!p[k]) continue;
+      int64_t t1 = d[k].shape[1], s1 = d[k].strides[1];
+      d[k].shape[1] = d[k].shape[2], d[k].strides[1] = d[k].strides[2];
+      d[k].shape[2] = t1, d[k].strides[2] = s1;
+    }
+  if (nct)
+    for (int k = 0; k < 2; k++) {
+      int i = k ? VAL : KEY;
+      if (!p[i]) continue;
+      d[i].shape[0] = c->T;
+      d[i].strides[0] = c->nct_strides[k];
+      d[i].data = (char *)d[i].data + c->nct_offsets[k] * (int64_t)dt_size(c->t[i].dt);
+    }
+  llmk_kv_layout layout =
+      c->cache_mode && !strcmp(c->cache_mode, "PA_NZ") ? LLMK_KV_NZ : LLMK_KV_BLOCKS;
+  size_t ws = 0;
+  llmk_plan *plan = NULL;
+  llmk_status st = llmk_scatter_pa_kv_cache_get_workspace_size(
+      p[KEY], p[VAL], p[KC], p[VC], p[SLOT], NULL, NULL, layout, &ws, &plan);
+  if (st == LLMK_SUCCESS) {
+    void *w = ws ? malloc(ws) : NULL;
+    st = llmk_scatter_pa_kv_cache(w, ws, plan, ctx);
+    free(w);
+  }
+  llmk_plan_destroy(plan);
+  return st;
+}
+
+static int sc_unchanged(sc_case *c) {
+  return dev_is(&c->t[KC], c->t[KC].host) && dev_is(&c->t[VC], c->t[VC].host);
+}
+static int sc_as_native(sc_case *c) {
+  return dev_is(&c->t[KC], c->t[KC].ref) && dev_is(&c->t[VC], c->t[VC].ref);
+}
+
+/* mode 0 Norm (NULL or "Norm"), 1 NHSD, 2 PA_NZ; nct: "Nct" key/value rows. */
+static sc_case *sc_random(int mode, bool nct, bool k_only) {
+  sc_case *c = calloc(1, sizeof *c);
+  aclDataType dts[3] = {ACL_FLOAT16, ACL_BF16, ACL_INT8};
+  aclDataType dt = dts[tu_rand_range(0, 2)];
+  int64_t ld = 32 / (int64_t)dt_size(dt);
+  c->T = tu_rand_range(1, 40), c->H = tu_rand_range(1, 4);
+  c->Dk = ld * tu_rand_range(1, 4), c->Dv = k_only ? 0 : ld * tu_rand_range(1, 4);
+  c->nb = tu_rand_range(1, 6),
+  c->bs = mode == 2 ? 16 * tu_rand_range(1, 2) : tu_rand_range(1, 17);
+  c->cache_mode = mode == 0   ? (tu_rand_range(0, 1) ? "Norm" : NULL)
+                  : mode == 1 ? "NHSD"
+                              : "PA_NZ";
+  c->scatter_mode = nct ? "Nct" : (tu_rand_range(0, 1) ? "None" : NULL);
+  int64_t D[2] = {c->Dk, c->Dv};
+  for (int k = 0; k < (k_only ? 1 : 2); k++) {
+    int ti = k ? VAL : KEY, ci = k ? VC : KC;
+    if (nct) { /* a fused buffer: rows of stride >= H*D, starting at an offset */
+      c->nct_strides[k] = c->H * D[k] + tu_rand_range(0, 3) * ld;
+      c->nct_offsets[k] = tu_rand_range(0, 5);
+      spec(&c->t[ti], dt, 3, c->T, c->H, D[k], 0);
+      /* the tensor's own view covers the whole fused buffer */
+      c->t[ti].strides[0] = c->nct_strides[k];
+      c->t[ti].dims[0] = c->T;
+      c->t[ti].dims[2] = D[k];
+      /* room for the offset: one spare row */
+      c->t[ti].dims[0] = c->T + 1;
+    } else {
+      spec(&c->t[ti], dt, 3, c->T, c->H, D[k], tu_rand_range(0, 1) ? ld : 0);
+    }
+    if (mode == 2)
+      spec4(&c->t[ci], dt, c->nb, c->H * D[k] / ld, c->bs, ld);
+    else if (mode == 1)
+      spec4(&c->t[ci], dt, c->nb, c->H, c->bs, D[k]);
+    else
+      spec4(&c->t[ci], dt, c->nb, c->bs, c->H, D[k]);
+  }
+  c->use_arrays = nct || tu_rand_range(0, 1);
+  if (!nct && c->use_arrays) c->nct_strides[0] = c->nct_strides[1] = 1; /* ignored */
+  spec(&c->t[SLOT], tu_rand_range(0, 1) ? ACL_INT64 : ACL_INT32, 1, c->T, 0, 0, 0);
+  c->t[SLOT].ivals = c->iv;
+  /* distinct slots, some padding */
+  int64_t n = c->nb * c->bs;
+  int64_t *perm = malloc((size_t)n * sizeof *perm);
+  for (int64_t i = 0; i < n; i++) perm[i] = i;
+  for (int64_t i = n - 1; i > 0; i--) {
+    int64_t j = tu_rand_range(0, i), t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+  }
+  for (int64_t t = 0; t < c->T; t++)
+    c->iv[t] = t < n && tu_rand_range(0, 7) ? perm[t] : -1;
+  free(perm);
+  sc_build(c);
+  if (nct) { /* the Nct tensors: the first T rows of the fused view */
+    for (int k = 0; k < (k_only ? 1 : 2); k++) {
+      tspec *t = &c->t[k ? VAL : KEY];
+      aclDestroyTensor(t->t);
+      int64_t dims[3] = {c->T, c->H, D[k]}, contiguous[3] = {c->H * D[k], D[k], 1};
+      /* CANN's Nct key is [T, H, D]; its row stride and offset come from the arrays */
+      t->t = aclCreateTensor(dims, 3, dt, contiguous, 0, ACL_FORMAT_ND, dims, 3, t->dev);
+    }
+  }
+  return c;
+}
+
+static void test_scatter_random(aclrtStream s, llmk_context *ctx) {
+  for (int it = 0; it < 120; it++) {
+    int mode = it % 3;
+    bool nct = (it / 3) % 2 == 1, k_only = (it / 6) % 4 == 3;
+    sc_case *c = sc_random(mode, nct, k_only);
+    EQ(sc_native(c, ctx), LLMK_SUCCESS);
+    EQ(sc_call(c, s), ACLNN_SUCCESS);
+    TU_CHECK(sc_as_native(c), "random scatter case %d (mode %d, nct %d, k only %d)", it,
+             mode, (int)nct, (int)k_only);
+    sc_free(c);
+  }
+}
+
+/* The PA_NZ example, with the expected cache computed from the layout formula. */
+static void test_scatter_sample(aclrtStream s) {
+  sc_case *c = calloc(1, sizeof *c);
+  c->cache_mode = "PA_NZ", c->scatter_mode = "None", c->use_arrays = true;
+  c->nct_strides[0] = c->nct_strides[1] = 1;
+  spec(&c->t[KEY], ACL_FLOAT16, 3, 2, 2, 32, 0);
+  spec(&c->t[VAL], ACL_FLOAT16, 3, 2, 2, 32, 0);
+  spec4(&c->t[KC], ACL_FLOAT16, 1, 4, 32, 16);
+  spec4(&c->t[VC], ACL_FLOAT16, 1, 4, 32, 16);
+  spec(&c->t[SLOT], ACL_INT32, 1, 2, 0, 0, 0);
+  c->t[SLOT].ivals = c->iv;
+  c->iv[0] = 0, c->iv[1] = 1;
+  sc_build(c);
+  int ids[4] = {KEY, VAL, KC, VC};
+  for (int k = 0; k < 4; k++) {
+    tspec *t = &c->t[ids[k]];
+    for (size_t i = 0; i < t->bytes / 2; i++) ((uint16_t *)t->host)[i] = k < 2 ? 0 : 1;
+    aclrtMemcpy(t->dev, t->bytes, t->host, t->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+  }
+  EQ(sc_call(c, s), ACLNN_SUCCESS);
+  for (int k = 2; k < 4; k++) {
+    uint16_t *h = (uint16_t *)c->t[ids[k]].host;
+    for (int tok = 0; tok < 2; tok++)
+      for (int ch = 0; ch < 64; ch++) h[(ch / 16) * 512 + tok * 16 + ch % 16] = 0;
+  }
+  TU_CHECK(sc_unchanged(c), "the PA_NZ example");
+  uint16_t *h = (uint16_t *)c->t[KC].host;
+  TU_CHECK(
+      h[0] == 0 && h[31] == 0 && h[32] == 1 && h[512] == 0 && h[543] == 0 && h[544] == 1,
+      "NZ positions");
+  sc_free(c);
+}
+
+static void test_scatter_lifecycle(aclrtStream s, llmk_context *ctx) {
+  sc_case *c = sc_random(0, false, false);
+  uint64_t ws = 0;
+  aclOpExecutor *ex = NULL;
+  EQ(sc_phase1(c, &ws, &ex), ACLNN_SUCCESS);
+  EQ(sc_native(c, ctx), LLMK_SUCCESS);
+  void *w = NULL;
+  if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+  EQ(aclnnScatterPaKvCache(w, ws, ex, s), ACLNN_SUCCESS);
+  TU_CHECK(sc_as_native(c), "single use");
+  EQ(aclnnScatterPaKvCache(w, ws, ex, s), ACLNN_ERR_INNER_NULLPTR);
+  EQ(sc_phase1(c, &ws, &ex), ACLNN_SUCCESS);
+  EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  EQ(aclnnScatterPaKvCache(w, ws, ex, s), ACLNN_ERR_INNER_NULLPTR);
+  EQ(aclnnInplaceFusedCausalConv1d(w, ws, ex, s), ACLNN_ERR_INNER_NULLPTR);
+  /* repeatable; a small workspace */
+  EQ(sc_phase1(c, &ws, &ex), ACLNN_SUCCESS);
+  EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+  for (int r = 0; r < 3; r++) {
+    EQ(aclnnScatterPaKvCache(w, ws, ex, s), ACLNN_SUCCESS);
+    TU_CHECK(sc_as_native(c), "repeatable run %d", r);
+  }
+  if (ws) {
+    EQ(aclnnScatterPaKvCache(w, ws - 1, ex, s), ACLNN_ERR_PARAM_INVALID);
+  }
+  /* re-point key (0) and both caches (1, 4) */
+  tspec k2 = c->t[KEY], kc2 = c->t[KC], vc2 = c->t[VC];
+  build(&k2);
+  build(&kc2);
+  build(&vc2);
+  aclDestroyTensor(k2.t);
+  aclDestroyTensor(kc2.t);
+  aclDestroyTensor(vc2.t);
+  k2.t = kc2.t = vc2.t = NULL;
+  EQ(aclSetInputTensorAddr(ex, 0, c->t[KEY].t, k2.dev), ACLNN_SUCCESS);
+  EQ(aclSetInputTensorAddr(ex, 1, c->t[KC].t, kc2.dev), ACLNN_SUCCESS);
+  EQ(aclSetTensorAddr(ex, 4, c->t[VC].t, vc2.dev), ACLNN_SUCCESS);
+  EQ(aclSetInputTensorAddr(ex, 5, c->t[KEY].t, k2.dev),
+     ACLNN_ERR_PARAM_INVALID); /* absent */
+  EQ(aclSetInputTensorAddr(ex, 8, c->t[KEY].t, k2.dev), ACLNN_ERR_PARAM_INVALID);
+  unsigned char *keep[3] = {c->t[KEY].ref, c->t[KC].ref, c->t[VC].ref};
+  c->t[KEY].ref = k2.ref, c->t[KC].ref = kc2.ref, c->t[VC].ref = vc2.ref;
+  EQ(sc_native(c, ctx), LLMK_SUCCESS);
+  c->t[KEY].ref = keep[0], c->t[KC].ref = keep[1], c->t[VC].ref = keep[2];
+  EQ(aclnnScatterPaKvCache(w, ws, ex, s), ACLNN_SUCCESS);
+  TU_CHECK(dev_is(&kc2, kc2.ref) && dev_is(&vc2, vc2.ref), "re-pointed run");
+  TU_CHECK(sc_as_native(c), "a re-pointed run wrote the old caches");
+  aclrtFree(kc2.dev);
+  kc2.dev = NULL;
+  EQ(aclnnScatterPaKvCache(w, ws, ex, s), ACLNN_ERR_PARAM_INVALID);
+  TU_CHECK(dev_is(&vc2, vc2.ref), "a run with a freed block wrote");
+  EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  unbuild(&k2);
+  unbuild(&kc2);
+  unbuild(&vc2);
+  if (w) aclrtFree(w);
+  sc_free(c);
+}
+
+/* The error table: one change to a Norm case (f16, T 4, H 2, D 16, 2 blocks of 4). */
+static void test_scatter_errors(aclrtStream s) {
+  enum { NROWS = 32 };
+  for (int row = 0; row < NROWS; row++) {
+    sc_case *c = calloc(1, sizeof *c);
+    c->cache_mode = "Norm", c->scatter_mode = "None";
+    spec(&c->t[KEY], ACL_FLOAT16, 3, 4, 2, 16, 0);
+    spec(&c->t[VAL], ACL_FLOAT16, 3, 4, 2, 16, 0);
+    spec4(&c->t[KC], ACL_FLOAT16, 2, 4, 2, 16);
+    spec4(&c->t[VC], ACL_FLOAT16, 2, 4, 2, 16);
+    spec(&c->t[SLOT], ACL_INT32, 1, 4, 0, 0, 0);
+    c->t[SLOT].ivals = c->iv;
+    c->iv[0] = 0, c->iv[1] = 5, c->iv[2] = 2, c->iv[3] = 7;
+    aclnnStatus want = ACLNN_ERR_PARAM_INVALID;
+    bool null_ws = false, null_ex = false;
+    switch (row) {
+      case 0:
+        c->t[KEY].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 1:
+        c->t[KC].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 2:
+        c->t[SLOT].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 3:
+        c->t[VC].present = false;
+        want = ACLNN_ERR_INNER_NULLPTR;
+        break;
+      case 4:
+        null_ws = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 5:
+        null_ex = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 6:
+        c->t[VAL].present = false;
+        break; /* valueCache without value */
+      case 7:
+        c->t[KEY].dt = c->t[VAL].dt = c->t[KC].dt = c->t[VC].dt = ACL_FLOAT;
+        break;
+      case 8:
+        c->t[KC].dt = ACL_BF16;
+        break;
+      case 9:
+        c->t[VAL].dt = ACL_BF16;
+        break;
+      case 10:
+        c->t[VC].dt = ACL_INT8;
+        break;
+      case 11:
+        c->t[SLOT].dt = ACL_INT16;
+        break;
+      case 12:
+        spec4(&c->t[KEY], ACL_FLOAT16, 4, 1, 2, 16);
+        want = ACLNN_ERR_INNER_TILING_ERROR;
+        break;
+      case 13:
+        spec(&c->t[KEY], ACL_FLOAT16, 2, 4, 32, 0, 0);
+        want = ACLNN_ERR_INNER_TILING_ERROR;
+        break;
+      case 14:
+        spec(&c->t[VAL], ACL_FLOAT16, 2, 4, 32, 0, 0);
+        want = ACLNN_ERR_INNER_TILING_ERROR;
+        break;
+      case 15:
+        spec(&c->t[KC], ACL_FLOAT16, 3, 8, 2, 16, 0);
+        break;
+      case 16:
+        spec4(&c->t[KC], ACL_FLOAT16, 2, 4, 2, 32);
+        break; /* D differs */
+      case 17:
+        spec(&c->t[VAL], ACL_FLOAT16, 3, 3, 2, 16, 0);
+        break;
+      case 18:
+        spec(&c->t[SLOT], ACL_INT32, 2, 2, 2, 0, 0);
+        break;
+      case 19:
+        c->cache_mode = "PA";
+        break;
+      case 20:
+        c->scatter_mode = "Alibi";
+        want = ACLNN_ERR_INNER;
+        break;
+      case 21:
+        c->scatter_mode = "Rope";
+        want = ACLNN_ERR_INNER;
+        break;
+      case 22:
+        c->scatter_mode = "Omni";
+        want = ACLNN_ERR_INNER;
+        break;
+      case 23:
+        c->scatter_mode = "nct";
+        break;
+      case 24:
+        spec(&c->t[CL], ACL_INT32, 1, 4, 0, 0, 0);
+        want = ACLNN_ERR_INNER;
+        break;
+      case 25:
+        spec(&c->t[SL], ACL_INT32, 1, 1, 0, 0, 0);
+        want = ACLNN_ERR_INNER;
+        break;
+      case 26:
+        c->scatter_mode = "Nct";
+        break; /* no arrays */
+      case 27:
+        c->scatter_mode = "Nct", c->use_arrays = true;
+        break; /* stride 0 */
+      case 28:
+        c->t[KC].fmt = ACL_FORMAT_FRACTAL_NZ;
+        break; /* NZ format in Norm mode */
+      case 29:
+        c->cache_mode = "PA_NZ";
+        break; /* [2, 4, 2, 16] is not NZ for D 16: H*D/ld */
+      /* phase 2: a slot out of range (nothing written) */
+      case 30:
+        c->iv[3] = 8;
+        break;
+      case 31:
+        c->iv[0] = 1000000;
+        c->t[SLOT].dt = ACL_INT64;
+        break;
+    }
+    sc_build(c);
+    uint64_t ws = 7;
+    aclOpExecutor *ex = NULL;
+    aclnnStatus st = sc_phase1(c, null_ws ? NULL : &ws, null_ex ? NULL : &ex);
+    if (st == ACLNN_SUCCESS) {
+      void *w = NULL;
+      if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+      st = aclnnScatterPaKvCache(w, ws, ex, s);
+      if (w) aclrtFree(w);
+    }
+    EQ(st, want);
+    if (st != want) fprintf(stderr, "  scatter error row %d\n", row);
+    TU_CHECK(sc_unchanged(c), "scatter error row %d wrote", row);
+    TU_CHECK(strlen(aclGetRecentErrMsg()) > 0, "scatter error row %d: no message", row);
+    sc_free(c);
+  }
+  /* K only with 0-D value/valueCache (CANN's scenario 6) and NHSD accepted */
+  sc_case *c = sc_random(1, false, true);
+  tspec v0 = {0}, vc0 = {0};
+  spec(&v0, c->t[KEY].dt, 1, 1, 0, 0, 0);
+  v0.rank = 0;
+  vc0 = v0;
+  build(&v0);
+  build(&vc0);
+  aclTensor *keep_v = c->t[VAL].t, *keep_vc = c->t[VC].t;
+  bool pv = c->t[VAL].present, pvc = c->t[VC].present;
+  c->t[VAL].t = v0.t, c->t[VC].t = vc0.t;
+  c->t[VAL].present = c->t[VC].present = true;
+  uint64_t ws;
+  aclOpExecutor *ex;
+  EQ(sc_phase1(c, &ws, &ex), ACLNN_SUCCESS);
+  EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  c->t[VAL].t = keep_v, c->t[VC].t = keep_vc;
+  c->t[VAL].present = pv, c->t[VC].present = pvc;
+  unbuild(&v0);
+  unbuild(&vc0);
+  sc_free(c);
+}
+
+int main(void) {
+  tu_seed(20260510);
+  EQ(aclInit(NULL), ACL_SUCCESS);
+  aclrtStream s = NULL;
+  EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  llmk_context *ctx = NULL;
+  llmk_context_create(2, &ctx);
+  test_scatter_sample(s);
+  test_scatter_random(s, ctx);
+  test_scatter_lifecycle(s, ctx);
+  test_scatter_errors(s);
+  llmk_context_destroy(ctx);
+  aclrtDestroyStream(s);
+  aclFinalize();
+  return tu_finish("test_aclnn_scatter_pa_kv_cache");
+}

@@ -1,0 +1,289 @@
+#include "harness.h"
+
+void th_die(const char *what) {
+  fprintf(stderr, "test bug: %s\n", what);
+  exit(2);
+}
+
+void *th_xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) th_die("out of memory");
+  return p;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+size_t th_dtype_size(llmk_dtype dt) {
+  switch (dt) {
+    case LLMK_F32:
+    case LLMK_I32:
+      return 4;
+    case LLMK_F16:
+    case LLMK_BF16:
+      return 2;
+    case LLMK_I8:
+    case LLMK_U8:
+    case LLMK_FP8_E4M3FN:
+    case LLMK_FP8_E5M2:
+      return 1;
+    case LLMK_I64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+size_t th_span_bytes(llmk_dtype dt, int rank, const int64_t *shape,
+                     const int64_t *strides) {
+  int64_t last = 0;
+  for (int k = 0; k < rank; k++) {
+    if (shape[k] == 0) return 0;
+    last += (shape[k] - 1) * strides[k];
+  }
+  return (size_t)(last + 1) * th_dtype_size(dt);
+}
+
+void th_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  for (int k = rank - 1; k >= 0; k--) {
+    strides[k] = s;
+    s *= shape[k] > 1 ? shape[k] : 1;
+  }
+}
+
+void th_fill_pattern(void *p, size_t n, uint64_t seed) {
+  unsigned char *d = p;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    memcpy(d + i, &z, n - i < 8 ? n - i : 8);
+  }
+}
+
+void th_tensor_make(th_tensor *x, llmk_dtype dt, int rank, const int64_t *shape,
+                    const int64_t *strides) {
+  int64_t st[LLMK_MAX_RANK];
+  if (rank < 0 || rank > LLMK_MAX_RANK) th_die("th_tensor_make: rank");
+  if (strides)
+    memcpy(st, strides, (size_t)rank * sizeof *st);
+  else
+    th_contiguous_strides(rank, shape, st);
+  x->buf = tu_buf_alloc(th_span_bytes(dt, rank, shape, st));
+  if (llmk_tensor_init(&x->t, dt, rank, shape, st, x->buf.data) != LLMK_SUCCESS)
+    th_die("llmk_tensor_init rejected a test layout");
+}
+
+void th_tensor_free(th_tensor *x) {
+  tu_buf_free(&x->buf);
+  x->t.data = NULL;
+}
+
+int th_tensor_guards_ok(const th_tensor *x) {
+  return tu_buf_check(&x->buf);
+}
+
+void *th_tensor_byte(const th_tensor *x, int64_t elem) {
+  return (char *)x->t.data + elem * (int64_t)th_dtype_size(x->t.dtype);
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+void th_buf_clone(tu_buf *dst, const tu_buf *src) {
+  *dst = tu_buf_alloc(src->size);
+  memcpy(dst->base, src->base, src->size + 2 * TU_GUARD);
+}
+
+void th_buf_restore(tu_buf *dst, const tu_buf *src) {
+  if (dst->size != src->size) th_die("th_buf_restore: sizes differ");
+  memcpy(dst->base, src->base, src->size + 2 * TU_GUARD);
+}
+
+int th_buf_same(const tu_buf *a, const tu_buf *b) {
+  return a->size == b->size && memcmp(a->base, b->base, a->size + 2 * TU_GUARD) == 0;
+}
+
+/* -------------------------------------------------------------- snapshots */
+
+void th_snap_add(th_snap *s, const tu_buf *b, const char *name) {
+  if (s->n == TH_SNAP_MAX) th_die("th_snap_add: too many buffers");
+  s->live[s->n] = b;
+  s->name[s->n] = name;
+  th_buf_clone(&s->copy[s->n], b);
+  s->n++;
+}
+
+int th_snap_unchanged(const th_snap *s, const char *label) {
+  int ok = 1;
+  for (int i = 0; i < s->n; i++) {
+    int same = th_buf_same(s->live[i], &s->copy[i]);
+    TU_CHECK(same, "%s: %s written (%s)", label, s->name[i] ? s->name[i] : "a buffer",
+             tu_buf_check(s->live[i]) ? "guards intact" : "guards overwritten");
+    ok &= same;
+  }
+  return ok;
+}
+
+void th_snap_free(th_snap *s) {
+  for (int i = 0; i < s->n; i++) tu_buf_free(&s->copy[i]);
+  s->n = 0;
+}
+
+/* ------------------------------------------------------ status, messages */
+
+void th_reset_error(void) {
+  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
+}
+
+int th_words_in(const char *m, const char *words, int all) {
+  int any = 0;
+  for (const char *w = words; *w;) {
+    size_t n = strcspn(w, "|");
+    char buf[128];
+    snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf ? n : sizeof buf - 1), w);
+    int in = n > 0 && strstr(m, buf) != NULL;
+    if (n > 0 && all && !in) return 0;
+    any |= in;
+    w += n;
+    if (*w == '|') w++;
+  }
+  return all ? 1 : any;
+}
+
+int th_msg_ok(const char *op, const char *alts, const char *must) {
+  const char *m = llmk_last_error();
+  size_t n = strlen(op);
+  if (!m || strncmp(m, op, n) != 0 || m[n] != ':') return 0;
+  m += n + 1;
+  if (alts && !th_words_in(m, alts, 0)) return 0;
+  if (must && !th_words_in(m, must, 1)) return 0;
+  return 1;
+}
+
+/* ------------------------------------------------------------ error tables */
+
+void th_run_table(const char *what, const void *rows, int n, size_t row_size,
+                  th_row_fn fn, void *user) {
+  for (int i = 0; i < n; i++) fn((const char *)rows + (size_t)i * row_size, i, user);
+  printf("%s: %d rows\n", what, n);
+}
+
+void th_check_refused(const char *label, llmk_status st, llmk_status expect,
+                      llmk_plan *const *plan, const size_t *ws, const char *op,
+                      const char *alts) {
+  TU_CHECK(st == expect, "%s: status %d, expected %d ('%s')", label, (int)st, (int)expect,
+           llmk_last_error());
+  if (st == LLMK_SUCCESS) return;
+  if (plan) TU_CHECK(*plan == NULL, "%s: *plan not set to NULL", label);
+  if (ws) TU_CHECK(*ws == 0, "%s: *workspace_size = %zu, not 0", label, *ws);
+  TU_CHECK(th_msg_ok(op, alts, NULL),
+           "%s: message '%s' should start with '%s:' and name %s", label,
+           llmk_last_error(), op, alts ? alts : "the op");
+}
+
+/* ------------------------------------------------------------------ plans */
+
+llmk_status th_run_plan(th_exec_fn exec, llmk_plan *plan, size_t ws, llmk_context *ctx) {
+  void *w = ws ? th_xmalloc(ws) : NULL;
+  llmk_status st = exec(w, ws, plan, ctx);
+  free(w);
+  return st;
+}
+
+void th_check_null_plan(th_exec_fn exec, const char *op) {
+  TU_CHECK(exec(NULL, 0, NULL, NULL) == LLMK_ERROR_INVALID_PLAN, "%s: NULL plan", op);
+  TU_CHECK(llmk_plan_destroy(NULL) == LLMK_SUCCESS, "llmk_plan_destroy(NULL)");
+  TU_CHECK(llmk_plan_set_repeatable(NULL) == LLMK_ERROR_INVALID_PLAN,
+           "llmk_plan_set_repeatable(NULL)");
+}
+
+int th_check_ws_too_small(th_exec_fn exec, llmk_plan *plan, size_t ws,
+                          const char *label) {
+  if (ws == 0) return 0;
+  void *w = th_xmalloc(ws);
+  llmk_status st = exec(w, ws - 1, plan, NULL);
+  TU_CHECK(st == LLMK_ERROR_WORKSPACE_TOO_SMALL, "%s: workspace %zu of %zu: %d", label,
+           ws - 1, ws, (int)st);
+  free(w);
+  return 1;
+}
+
+/* ------------------------------------------------------------------ sweep */
+
+void th_sweep_init(th_sweep *w, const int *threads, int n) {
+  memset(w, 0, sizeof *w);
+  if (n > TH_SWEEP_MAX) th_die("th_sweep_init: too many contexts");
+  w->n = n;
+  for (int i = 0; i < n; i++) {
+    w->threads[i] = threads[i];
+    if (threads[i] == 0) {
+      snprintf(w->name[i], sizeof w->name[i], "ctx NULL");
+      continue;
+    }
+    snprintf(w->name[i], sizeof w->name[i], "%d thread%s", threads[i],
+             threads[i] == 1 ? "" : "s");
+    TU_CHECK(llmk_context_create(threads[i], &w->ctx[i]) == LLMK_SUCCESS && w->ctx[i],
+             "context(%d)", threads[i]);
+    TU_CHECK(llmk_context_num_threads(w->ctx[i]) == threads[i],
+             "context(%d) has %d threads", threads[i],
+             llmk_context_num_threads(w->ctx[i]));
+  }
+}
+
+void th_sweep_free(th_sweep *w) {
+  for (int i = 0; i < w->n; i++) llmk_context_destroy(w->ctx[i]);
+  memset(w, 0, sizeof *w);
+}
+
+void th_out_add(th_out *o, const void *p, size_t size) {
+  if (o->n == TH_OUT_MAX) th_die("th_out_add: too many outputs");
+  o->p[o->n] = p;
+  o->size[o->n] = size;
+  o->n++;
+}
+
+void th_out_add_buf(th_out *o, const tu_buf *b) {
+  th_out_add(o, b->base, b->size + 2 * TU_GUARD);
+}
+
+int th_sweep_run(const th_sweep *w, int all_isa, const int *reps, const char *label,
+                 th_sweep_fn fn, void *user) {
+  const llmk_isa native = llmk_get_native_isa();
+  unsigned char *first[TH_OUT_MAX] = {0};
+  size_t first_size[TH_OUT_MAX] = {0};
+  int nfirst = -1, good = 0;
+  char first_name[64] = "", lab[512];
+  for (int isa = all_isa ? LLMK_ISA_SCALAR : (int)native; isa <= (int)native; isa++) {
+    llmk_set_max_isa((llmk_isa)isa);
+    for (int c = 0; c < w->n; c++) {
+      if (w->threads[c] && !w->ctx[c]) continue;
+      for (int r = 0; r < (reps ? reps[c] : 1); r++) {
+        snprintf(lab, sizeof lab, "%s [%s, %s]", label, llmk_isa_name(llmk_get_isa()),
+                 w->name[c]);
+        th_out out = {0};
+        if (!fn(user, w->ctx[c], c, lab, &out)) continue;
+        good++;
+        if (nfirst < 0) {
+          nfirst = out.n;
+          for (int i = 0; i < out.n; i++) {
+            first[i] = th_xmalloc(out.size[i]);
+            memcpy(first[i], out.p[i], out.size[i]);
+            first_size[i] = out.size[i];
+          }
+          snprintf(first_name, sizeof first_name, "%s, %s", llmk_isa_name(llmk_get_isa()),
+                   w->name[c]);
+          continue;
+        }
+        int same = out.n == nfirst;
+        for (int i = 0; same && i < out.n; i++)
+          same = out.size[i] == first_size[i] &&
+                 memcmp(out.p[i], first[i], out.size[i]) == 0;
+        TU_CHECK(same, "%s: result differs from the one of %s", lab, first_name);
+      }
+    }
+  }
+  llmk_set_max_isa(native);
+  for (int i = 0; i < TH_OUT_MAX; i++) free(first[i]);
+  return good;
+}
