@@ -1,0 +1,263 @@
+/* fused_causal_conv1d: phase 1 (validate, plan); phase 2 is values.c and run.c.
+ *
+ * The run is split into items (sequence, block of channels); items touch disjoint x
+ * rows and cache lines (phase 2 rejects lines written twice or written by one sequence
+ * and read by another), so any split gives the same bytes. Within an item: the K-1
+ * history rows of the conv are copied aside first, then the state line and the APC
+ * fill lines are written from the history and the original x rows, and last the conv
+ * streams over the tokens, keeping the last K originals as f32 in a ring. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "core/op.h"
+#include "ops/fused_causal_conv1d/internal.h"
+
+const char llmk__fcc_op[] = "fused_causal_conv1d";
+#define op llmk__fcc_op
+
+/* Rows of a [n0, n1, row] view must not overlap: one stride nests the other. */
+static bool rows_disjoint(int64_t n0, int64_t s0, int64_t n1, int64_t s1, int64_t row) {
+  if (n0 <= 1) return n1 <= 1 || s1 >= row;
+  if (n1 <= 1) return s0 >= row;
+  return (s1 >= row && s0 >= (n1 - 1) * s1 + row) ||
+         (s0 >= row && s1 >= (n0 - 1) * s0 + row);
+}
+
+typedef struct named {
+  const llmk_tensor *t;
+  const char *name;
+} named;
+
+static llmk_status check_vec(const named *a, int64_t n, const char *what) {
+  LLMK__TRY(llmk__check_rank(op, a->name, a->t, 1));
+  return llmk__check_dim(op, a->name, a->t, 0, n, what);
+}
+
+static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_query_len,
+                            int64_t residual, int64_t block_size, int64_t conv_mode,
+                            llmk_activation activation, conv_plan *p) {
+  enum { X, WEIGHT, CS, QSL, CI, NACC, NCT, FIRST, LAST, INIT, BIAS, N };
+  /* 1. required tensors */
+  for (int i = 0; i < 3; i++)
+    if (!t[i].t) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s is NULL", t[i].name);
+  const llmk_tensor *x = t[X].t, *w = t[WEIGHT].t, *cs = t[CS].t;
+  if (x->rank == 2 && !t[QSL].t)
+    return llmk__error(LLMK_ERROR_NULL_POINTER, op,
+                       "query_start_loc is NULL but x is 2-D ([T, dim] needs it)");
+  /* 2. dtypes */
+  LLMK__TRY(llmk__check_dtype(op, "x", x, LLMK__FLOATS));
+  llmk_dtype dt = x->dtype;
+  uint32_t xw = LLMK__DT(dt) | LLMK__DT(LLMK_F32);
+  LLMK__TRY(llmk__check_dtype(op, "weight", w, xw));
+  LLMK__TRY(llmk__check_dtype(op, "conv_states", cs, LLMK__DT(dt)));
+  if (t[BIAS].t) LLMK__TRY(llmk__check_dtype(op, "bias", t[BIAS].t, xw));
+  for (int i = QSL; i <= INIT; i++)
+    if (t[i].t) LLMK__TRY(llmk__check_dtype(op, t[i].name, t[i].t, LLMK__INTS));
+  /* 3. ranks and shapes */
+  if (x->rank != 2 && x->rank != 3)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "x.rank=%d must be 2 ([T, dim]) or 3 ([batch, S, dim])",
+                       (int)x->rank);
+  if (x->rank == 3 && t[QSL].t)
+    return llmk__error(
+        LLMK_ERROR_INVALID_SHAPE, op,
+        "query_start_loc must be NULL with a 3-D x (sequences of S tokens)");
+  int64_t dim = x->shape[x->rank - 1], batch;
+  if (x->rank == 2) {
+    LLMK__TRY(llmk__check_rank(op, "query_start_loc", t[QSL].t, 1));
+    if (t[QSL].t->shape[0] < 1)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "query_start_loc.shape[0]=0 must be batch+1 >= 1");
+    batch = t[QSL].t->shape[0] - 1;
+  } else {
+    batch = x->shape[0];
+  }
+  LLMK__TRY(llmk__check_rank(op, "weight", w, 2));
+  if (w->shape[0] < 2 || w->shape[0] > 4)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "weight.shape[0]=%" PRId64 " (K) must be in [2, 4]", w->shape[0]);
+  int K = (int)w->shape[0];
+  LLMK__TRY(llmk__check_dim(op, "weight", w, 1, dim, "dim"));
+  LLMK__TRY(llmk__check_rank(op, "conv_states", cs, 3));
+  LLMK__TRY(llmk__check_dim(op, "conv_states", cs, 2, dim, "dim"));
+  if (cs->shape[1] < K - 1)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "conv_states.shape[1]=%" PRId64 " must be >= K-1=%d", cs->shape[1],
+                       K - 1);
+  bool apc = t[FIRST].t || t[LAST].t || t[INIT].t;
+  bool apc_part = apc && !(t[FIRST].t && t[LAST].t && t[INIT].t); /* an attribute error */
+  if (t[CI].t && !apc_part) {
+    int want = apc ? 2 : 1;
+    if (t[CI].t->rank != want)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "cache_indices.rank=%d must be %d (%s)", (int)t[CI].t->rank,
+                         want,
+                         apc ? "[batch, max_blocks] with prefix caching" : "[batch]");
+    LLMK__TRY(llmk__check_dim(op, "cache_indices", t[CI].t, 0, batch, "batch"));
+  }
+  for (int i = NACC; i <= INIT; i++)
+    if (t[i].t) LLMK__TRY(check_vec(&t[i], batch, "batch"));
+  if (t[BIAS].t) LLMK__TRY(check_vec(&t[BIAS], dim, "dim"));
+  /* 4. strides, extents and data */
+  for (int i = 0; i < N; i++)
+    if (t[i].t) LLMK__TRY(llmk__check_tensor(op, t[i].name, t[i].t));
+  const named *unit[3] = {&t[X], &t[WEIGHT], &t[CS]};
+  for (int i = 0; i < 3; i++) {
+    const llmk_tensor *u = unit[i]->t;
+    if (dim > 1 && u->strides[u->rank - 1] != 1)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "%s.strides[%d]=%" PRId64 " must be 1 (channels contiguous)",
+                         unit[i]->name, (int)u->rank - 1, u->strides[u->rank - 1]);
+  }
+  bool xok = x->rank == 2 ? rows_disjoint(1, 0, x->shape[0], x->strides[0], dim)
+                          : rows_disjoint(x->shape[0], x->strides[0], x->shape[1],
+                                          x->strides[1], dim);
+  if (dim > 0 && !xok)
+    return llmk__error(
+        LLMK_ERROR_INVALID_SHAPE, op,
+        "x's strides make token rows overlap (in/out rows must be distinct)");
+  if (dim > 0 &&
+      !rows_disjoint(cs->shape[0], cs->strides[0], cs->shape[1], cs->strides[1], dim))
+    return llmk__error(
+        LLMK_ERROR_INVALID_SHAPE, op,
+        "conv_states' strides make rows overlap (in/out rows must be distinct)");
+  /* 5. attributes */
+  if (max_query_len != -1 && max_query_len < 1)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "max_query_len=%" PRId64 " must be -1 (unknown) or >= 1",
+                       max_query_len);
+  if (residual != 0 && residual != 1)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "residual_connection=%" PRId64 " must be 0 or 1", residual);
+  if (block_size != 0 && block_size < 2)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "block_size=%" PRId64 " must be 0 or >= 2", block_size);
+  if (conv_mode != 0 && conv_mode != 1)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "conv_mode=%" PRId64 " must be 0 or 1", conv_mode);
+  if (activation != LLMK_ACTIVATION_NONE && activation != LLMK_ACTIVATION_SILU)
+    return llmk__error(
+        LLMK_ERROR_INVALID_ATTRIBUTE, op,
+        "activation=%d must be LLMK_ACTIVATION_NONE or LLMK_ACTIVATION_SILU",
+        (int)activation);
+  if (apc) {
+    for (int i = FIRST; i <= INIT; i++)
+      if (!t[i].t)
+        return llmk__error(
+            LLMK_ERROR_INVALID_ATTRIBUTE, op,
+            "%s is NULL: prefix caching needs all of "
+            "block_idx_first_scheduled_token, block_idx_last_scheduled_token "
+            "and initial_state_idx",
+            t[i].name);
+    if (!t[CI].t)
+      return llmk__error(
+          LLMK_ERROR_INVALID_ATTRIBUTE, op,
+          "cache_indices is NULL: prefix caching needs [batch, max_blocks]");
+    if (block_size < 2)
+      return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                         "block_size=%" PRId64 " must be >= 2 with prefix caching",
+                         block_size);
+    if (!t[NCT].t)
+      return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                         "num_computed_tokens is NULL: prefix caching needs it");
+  }
+  if (conv_mode == 1 && !t[NCT].t)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "num_computed_tokens is NULL: conv_mode 1 needs it");
+
+  memset(p, 0, sizeof *p);
+  p->dt = dt;
+  p->wdt = w->dtype;
+  p->bdt = t[BIAS].t ? t[BIAS].t->dtype : LLMK_F32;
+  p->esz = llmk_dtype_size(dt);
+  p->K = K;
+  p->dim = dim;
+  p->C = cs->shape[1];
+  p->lines = cs->shape[0];
+  p->batch = batch;
+  p->T = x->rank == 2 ? x->shape[0] : batch * x->shape[1];
+  p->S = x->rank == 3 ? x->shape[1] : 0;
+  p->x = x->data;
+  p->xs0 = x->strides[0];
+  p->xs1 = x->rank == 3 ? x->strides[1] : 0;
+  p->cs = cs->data;
+  p->cs0 = cs->strides[0];
+  p->cs1 = cs->strides[1];
+  p->w = w->data;
+  p->ws0 = w->strides[0];
+  p->bias = t[BIAS].t ? t[BIAS].t->data : NULL;
+  p->bs0 = t[BIAS].t ? t[BIAS].t->strides[0] : 0;
+  p->qsl = llmk__view_of(t[QSL].t);
+  p->ci = llmk__view_of(t[CI].t);
+  p->nacc = llmk__view_of(t[NACC].t);
+  p->nct = llmk__view_of(t[NCT].t);
+  p->first = llmk__view_of(t[FIRST].t);
+  p->last = llmk__view_of(t[LAST].t);
+  p->init = llmk__view_of(t[INIT].t);
+  p->has_ci = t[CI].t != NULL;
+  p->has_nacc = t[NACC].t != NULL;
+  p->has_nct = t[NCT].t != NULL;
+  p->apc = apc;
+  p->max_blocks = apc ? t[CI].t->shape[1] : 0;
+  p->pad = pad_slot_id;
+  p->max_query_len = max_query_len;
+  p->block_size = block_size;
+  p->conv_mode = (int)conv_mode;
+  p->flags = (residual ? LLMK__CONV_RESID : 0u) |
+             (activation == LLMK_ACTIVATION_SILU ? LLMK__CONV_SILU : 0u);
+  return LLMK_SUCCESS;
+}
+
+llmk_status llmk_fused_causal_conv1d_get_workspace_size(
+    const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
+    const llmk_tensor *query_start_loc, const llmk_tensor *cache_indices,
+    const llmk_tensor *num_accepted_tokens, const llmk_tensor *num_computed_tokens,
+    const llmk_tensor *block_idx_first_scheduled_token,
+    const llmk_tensor *block_idx_last_scheduled_token,
+    const llmk_tensor *initial_state_idx, const llmk_tensor *bias, int64_t pad_slot_id,
+    int64_t max_query_len, int64_t residual_connection, int64_t block_size,
+    int64_t conv_mode, llmk_activation activation, size_t *workspace_size,
+    llmk_plan **plan) {
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
+  const named t[11] = {
+      {x, "x"},
+      {weight, "weight"},
+      {conv_states, "conv_states"},
+      {query_start_loc, "query_start_loc"},
+      {cache_indices, "cache_indices"},
+      {num_accepted_tokens, "num_accepted_tokens"},
+      {num_computed_tokens, "num_computed_tokens"},
+      {block_idx_first_scheduled_token, "block_idx_first_scheduled_token"},
+      {block_idx_last_scheduled_token, "block_idx_last_scheduled_token"},
+      {initial_state_idx, "initial_state_idx"},
+      {bias, "bias"}};
+  conv_plan p;
+  LLMK__TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size,
+                     conv_mode, activation, &p));
+  /* workspace: [bitmap of written lines][f32 weight][f32 bias][seq_info][cost prefix] */
+  size_t ws = align64(((size_t)p.lines + 7) / 8);
+  p.off_w = ws;
+  if (p.wdt != LLMK_F32) ws += align64((size_t)p.K * (size_t)p.dim * 4);
+  p.off_b = ws;
+  if (p.bias && (p.bdt != LLMK_F32 || p.bs0 != 1)) ws += align64((size_t)p.dim * 4);
+  p.off_seq = ws;
+  ws += align64((size_t)p.batch * sizeof(seq_info));
+  p.off_prefix = ws;
+  ws += align64(((size_t)p.batch + 1) * sizeof(int64_t));
+  /* per part: the history rows set aside (x's dtype) and the f32 window between tiles */
+  p.max_parts = llmk__plan_tasks();
+  p.scratch_bytes = align64((size_t)(p.K - 1) * (size_t)p.dim * p.esz) +
+                    align64((size_t)(p.K - 1) * (size_t)p.dim * 4);
+  p.off_scratch = ws;
+  ws += (size_t)p.max_parts * p.scratch_bytes;
+  p.ws_size = p.batch == 0 ? 0 : ws + 64;
+  p.kern = llmk__conv1d_kernels_for(llmk_get_isa());
+  p.cvt = llmk__convert_kernels_for(llmk_get_isa());
+  llmk_plan *out;
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_CAUSAL_CONV1D, sizeof p, p.ws_size, &out));
+  *(conv_plan *)llmk__plan_payload(out) = p;
+  *workspace_size = p.ws_size;
+  *plan = out;
+  return LLMK_SUCCESS;
+}
+
