@@ -208,14 +208,17 @@ static void inject_fault(void) {
       int64_t pos = looked_up(lens, q, k);
       if (pos >= 0 && pos / block_size < M)
         set_elem(&t[TABLES], q, pos / block_size,
-                 t[TABLES].is64 ? INT64_MAX / block_size + tu_rand_range(0, 2)
-                                : INT32_MAX - tu_rand_range(0, 2));
+                 t[TABLES].is64 && block_size == 1 ? INT64_MAX - tu_rand_range(0, 2)
+                 : t[TABLES].is64 ? INT64_MAX / block_size + tu_rand_range(0, 2)
+                                  : INT32_MAX - tu_rand_range(0, 2));
       break;
     }
     case 4: /* a token that does not fit an i32 input_tokens */
-      if (speculative)
-        set_elem(&t[SPEC], q, tu_rand_range(0, spec_len > 0 ? spec_len - 1 : 0),
+      if (speculative && spec_len > 0)
+        set_elem(&t[SPEC], q, tu_rand_range(0, spec_len - 1),
                  (int64_t)INT32_MAX + tu_rand_range(1, 9));
+      else if (speculative)
+        set_elem(&t[SAMPLED], q, 0, (int64_t)INT32_MAX + tu_rand_range(1, 9));
       else
         set_elem(&t[SAMPLED], q, 0,
                  tu_rand_range(0, 1) ? (int64_t)INT32_MAX + 1 : (int64_t)INT32_MIN - 1);

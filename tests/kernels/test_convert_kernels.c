@@ -50,7 +50,8 @@ static const char *const from_names[4] = {"f32_to_f16", "f32_to_bf16", "f32_to_e
 static tu_buf da, db; /* destinations, scalar and variant */
 
 /* src: element `start` of the sample (esz bytes each), n elements; dst n * desz bytes at
- * byte offset doff (misaligned when not a multiple of desz or of 64) */
+ * byte offset doff, a multiple of desz (element-aligned, as tensors are, but at any
+ * position in a vector or cache line) */
 static void compare(const llmk__convert_kernels *k, run_fn run, int which,
                     const char *name, const void *sample, size_t esz, size_t start,
                     size_t n, size_t desz, size_t doff) {
@@ -106,20 +107,20 @@ static void sweep(const llmk__convert_kernels *k, run_fn run, int which, const c
                   const void *sample, size_t esz, size_t count, size_t desz) {
   for (size_t n = 0; n <= 130 && n <= count; n++) {
     size_t start = (size_t)tu_rand_range(0, (int64_t)(count - n));
-    size_t doff = (size_t)tu_rand_range(0, 3) * (n % 3 == 0 ? desz : 1);
+    size_t doff = (size_t)tu_rand_range(0, 17) * desz;
     compare(k, run, which, name, sample, esz, start, n, desz, doff);
     compare(k, run, which, name, sample, esz, n % 7, n, desz, 0);
   }
   for (size_t off = 0; off < 5; off++) {
     size_t n = count - off;
     compare(k, run, which, name, sample, esz, off, n, desz, off * desz);
-    compare(k, run, which, name, sample, esz, off, n, desz, off + 1);
+    compare(k, run, which, name, sample, esz, off, n, desz, (off * 3 + 1) % 16 * desz);
   }
   for (int r = 0; r < 40; r++) {
     size_t n = (size_t)tu_rand_range(0, (int64_t)(count < 5000 ? count : 5000));
     size_t start = (size_t)tu_rand_range(0, (int64_t)(count - n));
     compare(k, run, which, name, sample, esz, start, n, desz,
-            (size_t)tu_rand_range(0, 70));
+            (size_t)tu_rand_range(0, 17) * desz);
   }
 }
 

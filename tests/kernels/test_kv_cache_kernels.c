@@ -157,7 +157,7 @@ static void check_dequant(const llmk__kv_kernels *k) {
                    : rep < 38 ? (size_t)tu_rand_range(0, 2000)
                               : (size_t)tu_rand_range(MAXN - 64, MAXN);
         size_t soff = rep == 0 ? 0 : (size_t)tu_rand_range(0, 7);
-        size_t doff = rep == 0 ? 0 : (size_t)tu_rand_range(0, 70);
+        size_t doff = rep == 0 ? 0 : (size_t)tu_rand_range(0, 35) * esz; /* aligned */
         for (size_t i = 0; i < n + soff; i++)
           q[i] = rep == 0 ? (uint8_t)i : (uint8_t)(i < 256 ? i * 167 : tu_rand_u64());
         for (int e5 = 0; e5 < 2; e5++) {
