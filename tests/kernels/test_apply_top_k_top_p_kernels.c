@@ -1,10 +1,11 @@
-/* The top-k/top-p kernel tables of every ISA this CPU runs give the scalar table's
- * results bit for bit, on random rows with special values and every tail length, in
- * f32, f16 and bf16; the kernels over rows are also checked against their definitions
- * (so the scalar table is checked too). */
+/* The top-k/top-p kernel tables of llmk__tkp_kernel_list that this CPU runs give the
+ * scalar table's results bit for bit, on random rows with special values and every tail
+ * length, in f32, f16 and bf16; the kernels over rows are also checked against their
+ * definitions (so the scalar table is checked too). */
 #include <math.h>
 
 #include "dispatch/dispatch.h"
+#include "kernel_list.h"
 #include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 #include "llmk/llmk.h"
 #include "test_util.h"
@@ -311,14 +312,13 @@ static void check_isa(const llmk__tkp_kernels *k, const char *name) {
   }
 }
 
+static void check_table(const void *table) {
+  const llmk__tkp_kernels *k = table;
+  check_isa(k, llmk_isa_name(k->isa));
+}
+
 int main(void) {
   tu_seed(77);
-  llmk_isa native = llmk_get_native_isa();
-  for (int isa = LLMK_ISA_SCALAR; isa <= (int)native; isa++) {
-    const llmk__tkp_kernels *k = llmk__tkp_kernels_for((llmk_isa)isa);
-    if ((int)k->isa != isa) continue;
-    printf("checking %s against scalar\n", llmk_isa_name(k->isa));
-    check_isa(k, llmk_isa_name(k->isa));
-  }
+  kl_each(&llmk__tkp_kernel_list, check_table);
   return tu_finish("test_apply_top_k_top_p_kernels");
 }
