@@ -89,11 +89,12 @@ static void release(void) {
     }
 }
 
-static llmk__iview view(const tens *v, const tu_buf *b) {
-  llmk__iview r = {0};
+static llmk__view view(const tens *v, const tu_buf *b) {
+  llmk__view r = {0};
   if (!v->present) return r;
   r.data = b->data;
   r.is64 = v->is64;
+  r.dtype = v->is64 ? LLMK_I64 : LLMK_I32;
   r.s0 = v->s0;
   r.s1 = v->n1 > 1 || v == &t[SAMPLED] || v == &t[TABLES] || v == &t[SPEC] ? v->s1 : 0;
   return r;
@@ -102,9 +103,9 @@ static llmk__iview view(const tens *v, const tu_buf *b) {
 static llmk__advance_step_args args_of(int which) {
   llmk__advance_step_args a;
   memset(&a, 0, sizeof a);
-  llmk__iview *dst[NT] = {&a.input_tokens, &a.sampled,      &a.input_positions,
-                          &a.seq_lens,     &a.slot_mapping, &a.block_tables,
-                          &a.spec_token,   &a.accepted_num};
+  llmk__view *dst[NT] = {&a.input_tokens, &a.sampled,      &a.input_positions,
+                         &a.seq_lens,     &a.slot_mapping, &a.block_tables,
+                         &a.spec_token,   &a.accepted_num};
   for (int i = 0; i < NT; i++) *dst[i] = view(&t[i], which ? &t[i].b : &t[i].a);
   a.num_seqs = num_seqs;
   a.num_queries = num_queries;

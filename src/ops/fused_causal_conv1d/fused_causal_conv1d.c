@@ -260,4 +260,3 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
   *plan = out;
   return LLMK_SUCCESS;
 }
-

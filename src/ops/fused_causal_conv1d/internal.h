@@ -57,7 +57,8 @@ static inline size_t align64(size_t n) {
 }
 
 /* The cache line of sequence b's c-th APC fill block. */
-static inline int64_t fill_line(const conv_plan *p, const seq_info *s, int64_t b, int64_t c) {
+static inline int64_t fill_line(const conv_plan *p, const seq_info *s, int64_t b,
+                                int64_t c) {
   return llmk__view_get(&p->ci, b, s->first + c);
 }
 

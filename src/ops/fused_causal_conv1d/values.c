@@ -16,7 +16,6 @@ static bool line_ok(const conv_plan *p, int64_t line) {
   return line == p->pad || (line >= 0 && line < p->lines);
 }
 
-
 llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_info *si,
                                    int64_t *prefix) {
   const int K = p->K;
@@ -180,4 +179,3 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
   for (int64_t b = 0; b < p->batch; b++) prefix[b + 1] = prefix[b] + si[b].cost;
   return LLMK_SUCCESS;
 }
-
