@@ -9,7 +9,7 @@ with open(sys.argv[1]) as f:
 cases = d["cases"]
 assert cases, "no cases"
 for c in cases:
-    for k in ("op", "shape", "dtype", "median_s", "min_s", "gbps", "copy_median_s",
+    for k in ("op", "shape", "dtype", "kernel", "median_s", "min_s", "gbps", "copy_median_s",
               "copy_min_s", "copy_gbps", "pct_bandwidth", "pct_bandwidth_min", "spread",
               "copy_spread", "busy", "ref_s", "speedup_vs_ref", "check", "extra"):
         assert k in c, "case without " + k

@@ -43,6 +43,7 @@ typedef struct bench_result {
   char op[40];
   char shape[96];
   char dtype[32];
+  char kernel[16];    /* the ISA of the op's kernel table in force (its kernel list) */
   double median_s;    /* op, per call */
   double min_s;       /* op, fastest sample, per call */
   int samples, inner; /* samples taken, calls per sample */

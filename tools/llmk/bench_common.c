@@ -10,6 +10,7 @@
 
 #include "bench.h"
 #include "core/internal.h"
+#include "dispatch/dispatch.h"
 
 double bench_now(void) {
   struct timespec ts;
@@ -286,6 +287,12 @@ void bench_result_init(bench_result *r, const char *op, const char *shape,
   snprintf(r->op, sizeof r->op, "%s", op);
   snprintf(r->shape, sizeof r->shape, "%s", shape);
   snprintf(r->dtype, sizeof r->dtype, "%s", dtype);
+  snprintf(r->kernel, sizeof r->kernel, "-");
+  for (int i = 0; i < llmk__kernel_list_count; i++)
+    if (strstr(llmk__kernel_lists[i]->name, op))
+      snprintf(r->kernel, sizeof r->kernel, "%s",
+               llmk_isa_name(llmk__kernels_isa(
+                   llmk__kernels_pick(llmk__kernel_lists[i], llmk_get_isa()))));
   r->median_s = r->min_s = r->ref_s = r->ref_min_s = r->gbps = r->pct_bw = NAN;
   r->copy_median_s = r->copy_min_s = r->copy_gbps = r->pct_bw_min = r->speedup = NAN;
   r->spread = r->copy_spread = NAN;

@@ -49,15 +49,16 @@ void report_header(const bench_env *env, FILE *f) {
 }
 
 void report_table(const bench_env *env, FILE *f) {
-  fprintf(f, "\n%-20s %-48s %-19s %10s %10s %8s %8s %7s %9s  %s\n", "op", "shape",
-          "dtype", "time/call", "min", "GB/s", "copy", "% copy", "vs ref", "check");
+  fprintf(f, "\n%-20s %-48s %-19s %-6s %10s %10s %8s %8s %7s %9s  %s\n", "op", "shape",
+          "dtype", "kernel", "time/call", "min", "GB/s", "copy", "% copy", "vs ref",
+          "check");
   char a[32], b[32], c[32], d[32], e[32], g[32];
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
-    fprintf(f, "%-20s %-48s %-19s %10s %10s %8s %8s %7s %9s  %s%s\n", r->op, r->shape,
-            r->dtype, fmt_time(r->median_s, a, sizeof a), fmt_time(r->min_s, e, sizeof e),
-            fmt_num(r->gbps, 2, b, sizeof b), fmt_num(r->copy_gbps, 2, g, sizeof g),
-            fmt_num(r->pct_bw, 1, c, sizeof c),
+    fprintf(f, "%-20s %-48s %-19s %-6s %10s %10s %8s %8s %7s %9s  %s%s\n", r->op,
+            r->shape, r->dtype, r->kernel, fmt_time(r->median_s, a, sizeof a),
+            fmt_time(r->min_s, e, sizeof e), fmt_num(r->gbps, 2, b, sizeof b),
+            fmt_num(r->copy_gbps, 2, g, sizeof g), fmt_num(r->pct_bw, 1, c, sizeof c),
             isnan(r->speedup) ? "-" : (snprintf(d, sizeof d, "%.1fx", r->speedup), d),
             check_name(r->check), r->busy ? " busy" : "");
   }
@@ -175,6 +176,7 @@ int report_json(const bench_env *env, const char *path) {
     json_str(f, "op", r->op, true);
     json_str(f, "shape", r->shape, true);
     json_str(f, "dtype", r->dtype, true);
+    json_str(f, "kernel", r->kernel, true);
     json_num(f, "median_s", r->median_s, true);
     json_num(f, "min_s", r->min_s, true);
     json_num(f, "samples", r->samples, true);
