@@ -82,7 +82,7 @@ typedef struct team {
 
 typedef void (*part_fn)(void *arg, int part, int64_t a, int64_t b);
 
-static inline int team_parts(const team *tm) {
+static inline int llmk__tkp_team_parts(const team *tm) {
   return tm ? tm->parts : 1;
 }
 
@@ -95,8 +95,8 @@ enum { MAX_PARTS = LLMK__MAX_TASKS };
 
 /* A row as the whole-row kernels read it: contiguous values of dtype dt (the logits'
  * row where it is, or its f32 copy in s->row). The f32 row and keys in s->row / s->keys
- * are made only for the steps that need them (llmk__tkp_need_keys); the largest key is found when
- * first needed (llmk__tkp_row_max_key), or comes from the top-k candidates. */
+ * are made only for the steps that need them (llmk__tkp_need_keys); the largest key is
+ * found when first needed (llmk__tkp_row_max_key), or comes from the top-k candidates. */
 typedef struct rowctx {
   const void *src;
   llmk_dtype dt;
@@ -108,7 +108,7 @@ typedef struct rowctx {
   float min; /* the smallest value (have_min) */
 } rowctx;
 
-static inline const void *src_at(const rowctx *rc, int64_t i) {
+static inline const void *llmk__tkp_src_at(const rowctx *rc, int64_t i) {
   return (const char *)rc->src + (size_t)i * rc->esz;
 }
 
@@ -131,10 +131,11 @@ typedef struct step_job {
 /* ------------------------------------------------------------- decisions */
 
 /* Level l of the radix: the digit of a key, and the shift/mask that picks it. */
-static const int level_shift[3] __attribute__((unused)) = {21, 10, 0};
-static const uint32_t level_mask[3] __attribute__((unused)) = {0x7ff, 0x7ff, 0x3ff};
-static inline uint32_t prefix_mask(int l) {
-  return l == 0 ? 0 : ~((1u << (level_shift[l - 1])) - 1);
+static const int llmk__tkp_level_shift[3] __attribute__((unused)) = {21, 10, 0};
+static const uint32_t llmk__tkp_level_mask[3]
+    __attribute__((unused)) = {0x7ff, 0x7ff, 0x3ff};
+static inline uint32_t llmk__tkp_prefix_mask(int l) {
+  return l == 0 ? 0 : ~((1u << (llmk__tkp_level_shift[l - 1])) - 1);
 }
 
 /* The top-p boundary: the key v and count c such that the entries below v and the c
@@ -161,17 +162,17 @@ typedef struct row_result {
   int64_t ncand;
 } row_result;
 
-static const uint16_t neg_inf16[2] __attribute__((unused)) = {0xfc00, 0xff80}; /* f16, bf16 */
+static const uint16_t llmk__tkp_neg_inf16[2]
+    __attribute__((unused)) = {0xfc00, 0xff80}; /* f16, bf16 */
 
-static inline void store_neg_inf(char *e, llmk_dtype dt) {
+static inline void llmk__tkp_store_neg_inf(char *e, llmk_dtype dt) {
   if (dt == LLMK_F32) {
     float f = -INFINITY;
     memcpy(e, &f, 4);
   } else {
-    memcpy(e, &neg_inf16[dt == LLMK_BF16], 2);
+    memcpy(e, &llmk__tkp_neg_inf16[dt == LLMK_BF16], 2);
   }
 }
-
 
 /* The rows of a run, claimed one at a time by its workers. */
 typedef struct tkp_job {
@@ -183,44 +184,78 @@ typedef struct tkp_job {
 /* --------------------------------------------------------------- functions */
 
 /* team.c: fn over [0, n) in the team's parts; the row's f32 copy and keys (team_load,
- * llmk__tkp_need_keys), its largest key, the count of a key, the gather of the keys >= t, and the
- * join of the parts' gathers */
+ * llmk__tkp_need_keys), its largest key, the count of a key, the gather of the keys >= t,
+ * and the join of the parts' gathers */
 void llmk__tkp_team_run(const team *tm, int64_t n, part_fn fn, void *arg);
-uint32_t llmk__tkp_team_load(const tkp_plan *pl, const team *tm, const scratch *s, const llmk__view *v, int64_t r);
-void llmk__tkp_need_keys(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc);
-uint32_t llmk__tkp_row_max_key(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc);
-int64_t llmk__tkp_team_count_eq(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc, uint32_t key);
-int64_t llmk__tkp_join_parts(const team *tm, const int64_t *ng, uint32_t *okey, uint32_t *oidx, int64_t cap);
-int64_t llmk__tkp_team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc, uint32_t t, uint32_t *okey, uint32_t *oidx, int64_t cap);
+uint32_t llmk__tkp_team_load(const tkp_plan *pl, const team *tm, const scratch *s,
+                             const llmk__view *v, int64_t r);
+void llmk__tkp_need_keys(const tkp_plan *pl, const team *tm, const scratch *s,
+                         rowctx *rc);
+uint32_t llmk__tkp_row_max_key(const tkp_plan *pl, const team *tm, const scratch *s,
+                               rowctx *rc);
+int64_t llmk__tkp_team_count_eq(const tkp_plan *pl, const team *tm, const scratch *s,
+                                const rowctx *rc, uint32_t key);
+int64_t llmk__tkp_join_parts(const team *tm, const int64_t *ng, uint32_t *okey,
+                             uint32_t *oidx, int64_t cap);
+int64_t llmk__tkp_team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc,
+                                 uint32_t t, uint32_t *okey, uint32_t *oidx, int64_t cap);
 
 /* top_k.c: the k-th largest key (radix over the row, heap over few), and the pivot */
-uint32_t llmk__tkp_kth_largest(const scratch *s, int64_t V, int64_t k, const uint32_t *hist0);
+uint32_t llmk__tkp_kth_largest(const scratch *s, int64_t V, int64_t k,
+                               const uint32_t *hist0);
 uint32_t llmk__tkp_select_kth(const uint32_t *keys, int64_t n, int64_t k, uint32_t *heap);
 void llmk__tkp_prefetch_sample(const llmk__view *v, int64_t r, int64_t V);
-bool llmk__tkp_pivot_tau(const tkp_plan *pl, const scratch *s, const rowctx *rc, int64_t V, int64_t k, uint32_t *tau);
+bool llmk__tkp_pivot_tau(const tkp_plan *pl, const scratch *s, const rowctx *rc,
+                         int64_t V, int64_t k, uint32_t *tau);
 
 /* top_p.c: the top-p boundary algorithms, and floor((1 - p) * Z) */
-boundary llmk__tkp_top_p_boundary(const tkp_plan *pl, const scratch *s, const float *x, const uint32_t *keys, int64_t n, float max, uint32_t min_key, uint32_t max_key, int64_t n_max, u128 target, u128 below);
+boundary llmk__tkp_top_p_boundary(const tkp_plan *pl, const scratch *s, const float *x,
+                                  const uint32_t *keys, int64_t n, float max,
+                                  uint32_t min_key, uint32_t max_key, int64_t n_max,
+                                  u128 target, u128 below);
 u128 llmk__tkp_scaled_target(float thr, u128 Z);
-boundary llmk__tkp_top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_t *keys, int64_t n, float max, uint32_t max_key, u128 target, u128 below, float thr, uint32_t *pa, uint32_t *pb);
-boundary llmk__tkp_top_p_search(const tkp_plan *pl, const team *tm, const scratch *s, const float *x, const uint32_t *keys, int64_t n, float max, uint32_t min_key, uint32_t max_key, int64_t n_max, float thr);
-void llmk__tkp_bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc, float max, uint32_t min_key, uint32_t max_key, float thr, row_result *r);
-bool llmk__tkp_top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc, int64_t V, float max, uint32_t min_key, uint32_t max_key, float thr, row_result *r);
+boundary llmk__tkp_top_p_sorted(const tkp_plan *pl, const scratch *s,
+                                const uint32_t *keys, int64_t n, float max,
+                                uint32_t max_key, u128 target, u128 below, float thr,
+                                uint32_t *pa, uint32_t *pb);
+boundary llmk__tkp_top_p_search(const tkp_plan *pl, const team *tm, const scratch *s,
+                                const float *x, const uint32_t *keys, int64_t n,
+                                float max, uint32_t min_key, uint32_t max_key,
+                                int64_t n_max, float thr);
+void llmk__tkp_bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s,
+                              const rowctx *rc, float max, uint32_t min_key,
+                              uint32_t max_key, float thr, row_result *r);
+bool llmk__tkp_top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s,
+                          const rowctx *rc, int64_t V, float max, uint32_t min_key,
+                          uint32_t max_key, float thr, row_result *r);
 
 /* row.c: one row's decisions, its writes and masks, its pending top-p window */
-void llmk__tkp_find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V, row_result *r);
-void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc, int64_t V, bool has_k, int64_t k, bool has_p, float p, bool has_minp, float min_p, int64_t ncand, row_result *r);
-int64_t llmk__tkp_mask_listed(const uint32_t *keys, const uint32_t *idx, int64_t n, uint32_t tw, uint32_t thr, uint32_t tie_key, int64_t tie_cut, char *dst, size_t dstep, llmk_dtype dt, int64_t *ties);
-int64_t llmk__tkp_gather_window(const tkp_plan *pl, const team *tm, const scratch *s, const rowctx *rc, const row_result *r, uint32_t *widx);
-void llmk__tkp_resolve_window(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc, row_result *r, const uint32_t *widx, int64_t n);
-int64_t llmk__tkp_mask_tie_group(const tkp_plan *pl, const rowctx *rc, const row_result *r, char *dst, size_t dstep, llmk_dtype dt);
-void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, int64_t r);
+void llmk__tkp_find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V,
+                            row_result *r);
+void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s,
+                          rowctx *rc, int64_t V, bool has_k, int64_t k, bool has_p,
+                          float p, bool has_minp, float min_p, int64_t ncand,
+                          row_result *r);
+int64_t llmk__tkp_mask_listed(const uint32_t *keys, const uint32_t *idx, int64_t n,
+                              uint32_t tw, uint32_t thr, uint32_t tie_key,
+                              int64_t tie_cut, char *dst, size_t dstep, llmk_dtype dt,
+                              int64_t *ties);
+int64_t llmk__tkp_gather_window(const tkp_plan *pl, const team *tm, const scratch *s,
+                                const rowctx *rc, const row_result *r, uint32_t *widx);
+void llmk__tkp_resolve_window(const tkp_plan *pl, const team *tm, const scratch *s,
+                              rowctx *rc, row_result *r, const uint32_t *widx, int64_t n);
+int64_t llmk__tkp_mask_tie_group(const tkp_plan *pl, const rowctx *rc,
+                                 const row_result *r, char *dst, size_t dstep,
+                                 llmk_dtype dt);
+void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
+                          int64_t r);
 
 /* pipeline.c: the rows a worker claims (MODE_FILTER) */
 void llmk__tkp_filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s);
 
 /* sample.c: one row of sample_top_k_top_p */
-void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int64_t r);
+void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s,
+                          int64_t r);
 
 /* with_sorted.c: one row of apply_top_k_top_p_with_sorted */
 void llmk__tkp_sorted_one(const tkp_plan *pl, const scratch *s, int64_t r);

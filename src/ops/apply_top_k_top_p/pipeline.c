@@ -1,10 +1,10 @@
 /* apply_top_k_top_p: the rows of a worker, whole-row top-p rows in a pipeline. */
 
-#include "ops/apply_top_k_top_p/internal.h"
-
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
+
+#include "ops/apply_top_k_top_p/internal.h"
 
 /* Rows with whole-row top-p alone (no top-k, no min-p, contiguous logits and out) go
  * through a pipeline on each worker: the mass pass of a row (bound by its exp) also
@@ -72,10 +72,10 @@ static void pipe_finish(const tkp_plan *pl, const scratch *s0, prow *q, size_t k
     pipe_write_plain(pl, s, q);
     return;
   }
-  int64_t ties,
-      kept = (int64_t)kept_w - llmk__tkp_mask_listed(s->bk, s->cidx, (int64_t)ng, 0, q->rr.pb.key,
-                                           q->rr.pb.key, q->rr.tie_cut, q->dst, q->rc.esz,
-                                           q->rc.dt, &ties);
+  int64_t ties, kept = (int64_t)kept_w -
+                       llmk__tkp_mask_listed(s->bk, s->cidx, (int64_t)ng, 0, q->rr.pb.key,
+                                             q->rr.pb.key, q->rr.tie_cut, q->dst,
+                                             q->rc.esz, q->rc.dt, &ties);
   if (pl->kept.data) llmk__view_set(&pl->kept, q->r, kept);
 }
 
@@ -145,7 +145,7 @@ void llmk__tkp_filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s) {
       nmax_row = r2;
     }
     llmk__tkp_bins_to_window(pl, NULL, s, &c.rc, c.rr.max, 0, max_key, thr,
-                   &c.rr); /* before q's: mlo */
+                             &c.rr); /* before q's: mlo */
     if (have_q) pipe_finish(pl, s, &q, rd.sel_kept, rd.sel_ng);
     have_q = c.rr.pending;
     if (have_q) {

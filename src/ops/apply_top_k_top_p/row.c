@@ -1,13 +1,14 @@
-/* apply_top_k_top_p: one row. The decisions (llmk__tkp_filter_row), the write of the row, the
- * pending top-p window, and the masks of the top-p tie group (llmk__tkp_filter_one). */
-
-#include "ops/apply_top_k_top_p/internal.h"
+/* apply_top_k_top_p: one row. Its decisions (filter_row), its write, its pending top-p
+ * window, and the masks of its top-p tie group (filter_one). */
 
 #include <math.h>
 #include <string.h>
 
+#include "ops/apply_top_k_top_p/internal.h"
+
 /* The index after the last masked member of the top-p tie group (its first c members). */
-void llmk__tkp_find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V, row_result *r) {
+void llmk__tkp_find_tie_cut(const tkp_plan *pl, const rowctx *rc, int64_t V,
+                            row_result *r) {
   r->tie_cut = 0;
   if (!r->have_p || r->pb.masked_in_group <= 0) return;
   size_t j = pl->kern->find_eq(rc->src, rc->dt, (size_t)V, r->pb.key,
@@ -29,9 +30,10 @@ static int64_t cut_after(const uint32_t *keys, const uint32_t *idx, int64_t n,
  * candidates of the pivot (keys >= its threshold, in s->ckey / s->cidx), -1 when there
  * are none; on return r->ncand >= 0 when s->ckey / s->cidx hold every entry that top-k
  * keeps (the pivot's candidates, or those gathered here). */
-void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc,
-                       int64_t V, bool has_k, int64_t k, bool has_p, float p,
-                       bool has_minp, float min_p, int64_t ncand, row_result *r) {
+void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s,
+                          rowctx *rc, int64_t V, bool has_k, int64_t k, bool has_p,
+                          float p, bool has_minp, float min_p, int64_t ncand,
+                          row_result *r) {
   bool topk = has_k && k >= 1 && k <= V - 1;
   memset(r, 0, sizeof *r);
   r->ncand = -1;
@@ -83,7 +85,8 @@ void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s, 
     } else {
       uint32_t min_key = r->t_key;
       if (min_key > 0 && r->ncand < 0) { /* top-k's survivors, when few */
-        int64_t c = llmk__tkp_team_gather_ge(pl, tm, rc, min_key, s->ckey, s->cidx, CAND_CAP);
+        int64_t c =
+            llmk__tkp_team_gather_ge(pl, tm, rc, min_key, s->ckey, s->cidx, CAND_CAP);
         r->ncand = c <= CAND_CAP ? c : -1;
       }
       if (min_key > 0 && r->ncand >= 0) { /* top-k left few entries: work on them alone */
@@ -91,7 +94,7 @@ void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s, 
         for (int64_t i = 0; i < r->ncand; i++)
           if (s->ckey[i] >= min_key) s->sk[n++] = s->ckey[i];
         r->pb = llmk__tkp_top_p_sorted(pl, s, s->sk, n, r->max, max_key, 0, 0, thr,
-                             (uint32_t *)(void *)s->sx, s->bk);
+                                       (uint32_t *)(void *)s->sx, s->bk);
         r->tie_cut =
             cut_after(s->ckey, s->cidx, r->ncand, r->pb.key, r->pb.masked_in_group);
         if (has_minp && finite && min_p > 0.0f && min_p > r->min_e) r->min_e = min_p;
@@ -100,8 +103,8 @@ void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s, 
       if (!llmk__tkp_top_p_bins(pl, tm, s, rc, V, r->max, min_key, max_key, thr, r)) {
         llmk__tkp_need_keys(pl, tm, s, rc);
         int64_t n_max = llmk__tkp_team_count_eq(pl, tm, s, rc, max_key);
-        r->pb = llmk__tkp_top_p_search(pl, tm, s, s->row, s->keys, V, r->max, min_key, max_key,
-                             n_max, thr);
+        r->pb = llmk__tkp_top_p_search(pl, tm, s, s->row, s->keys, V, r->max, min_key,
+                                       max_key, n_max, thr);
       }
     }
   }
@@ -116,13 +119,14 @@ void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s, 
  * mispredictions cost more than the stores of the kept entries, which go to a local
  * instead. */
 int64_t llmk__tkp_mask_listed(const uint32_t *keys, const uint32_t *idx, int64_t n,
-                           uint32_t tw, uint32_t thr, uint32_t tie_key, int64_t tie_cut,
-                           char *dst, size_t dstep, llmk_dtype dt, int64_t *ties) {
+                              uint32_t tw, uint32_t thr, uint32_t tie_key,
+                              int64_t tie_cut, char *dst, size_t dstep, llmk_dtype dt,
+                              int64_t *ties) {
   uint32_t sink = 0;
   const uintptr_t other = (uintptr_t)&sink;
   const uint64_t tc = tie_cut > 0 ? (uint64_t)tie_cut : 0;
   const uint32_t f32 = 0xff800000u;
-  const uint16_t h16 = neg_inf16[dt == LLMK_BF16];
+  const uint16_t h16 = llmk__tkp_neg_inf16[dt == LLMK_BF16];
   int64_t c = 0, t = 0;
   for (int64_t i = 0; i < n; i++) {
     uint32_t k = keys[i];
@@ -184,7 +188,7 @@ static void write_part(void *arg, int part, int64_t a, int64_t b) {
         if (!j->in_place)
           memcpy(j->dst + (size_t)i * dstep, j->src + (size_t)i * sstep, esz);
       } else {
-        store_neg_inf(j->dst + (size_t)i * dstep, pl->logits.dtype);
+        llmk__tkp_store_neg_inf(j->dst + (size_t)i * dstep, pl->logits.dtype);
       }
     }
     j->ng[part] = 0;
@@ -205,14 +209,14 @@ static void window_part(void *arg, int part, int64_t a, int64_t b) {
   window_job *j = arg;
   const scratch *ps = &j->ps[part];
   j->ng[part] = (int64_t)j->pl->kern->gather(
-      src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->lo, j->hi, (uint32_t)a,
+      llmk__tkp_src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->lo, j->hi, (uint32_t)a,
       j->wkey ? j->wkey : ps->sk, j->widx ? j->widx : ps->cidx, CAND_CAP);
 }
 
 /* The entries of the pending window of r, keys into s->bk and indices into widx; returns
  * how many there are (gathered only up to CAND_CAP). */
 int64_t llmk__tkp_gather_window(const tkp_plan *pl, const team *tm, const scratch *s,
-                             const rowctx *rc, const row_result *r, uint32_t *widx) {
+                                const rowctx *rc, const row_result *r, uint32_t *widx) {
   window_job gj = {
       .pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .lo = r->win_lo, .hi = r->win_hi};
   if (!tm) {
@@ -227,12 +231,13 @@ int64_t llmk__tkp_gather_window(const tkp_plan *pl, const team *tm, const scratc
  * indices in widx, in index order), or, when they were too many to gather (n over
  * CAND_CAP), among the whole row's entries in the window. Sets r->pb and r->tie_cut. */
 void llmk__tkp_resolve_window(const tkp_plan *pl, const team *tm, const scratch *s,
-                           rowctx *rc, row_result *r, const uint32_t *widx, int64_t n) {
+                              rowctx *rc, row_result *r, const uint32_t *widx,
+                              int64_t n) {
   uint32_t max_key = rc->max_key;
   r->pending = false;
   if (n <= CAND_CAP) {
-    r->pb = llmk__tkp_top_p_sorted(pl, s, s->bk, n, r->max, max_key, r->target, r->below, 0.0f,
-                         s->sk, (uint32_t *)(void *)s->sx);
+    r->pb = llmk__tkp_top_p_sorted(pl, s, s->bk, n, r->max, max_key, r->target, r->below,
+                                   0.0f, s->sk, (uint32_t *)(void *)s->sx);
     r->tie_cut = 0;
     for (int64_t i = 0, c = 0; i < n && c < r->pb.masked_in_group; i++)
       if (s->bk[i] == r->pb.key && ++c == r->pb.masked_in_group)
@@ -240,8 +245,8 @@ void llmk__tkp_resolve_window(const tkp_plan *pl, const team *tm, const scratch 
   } else {
     llmk__tkp_need_keys(pl, tm, s, rc);
     int64_t n_max = llmk__tkp_team_count_eq(pl, tm, s, rc, max_key);
-    r->pb = llmk__tkp_top_p_boundary(pl, s, s->row, s->keys, pl->V, r->max, r->win_lo, max_key,
-                           n_max, r->target, r->below);
+    r->pb = llmk__tkp_top_p_boundary(pl, s, s->row, s->keys, pl->V, r->max, r->win_lo,
+                                     max_key, n_max, r->target, r->below);
     llmk__tkp_find_tie_cut(pl, rc, pl->V, r);
   }
 }
@@ -260,14 +265,15 @@ static int64_t write_gathering(const team *tm, write_job *wj, int64_t V, uint32_
 
 /* The members of r's top-p tie group before r->tie_cut (found by find_eq from the start
  * of the row) written as -inf in dst (elements dstep bytes apart); returns how many. */
-int64_t llmk__tkp_mask_tie_group(const tkp_plan *pl, const rowctx *rc, const row_result *r,
-                              char *dst, size_t dstep, llmk_dtype dt) {
+int64_t llmk__tkp_mask_tie_group(const tkp_plan *pl, const rowctx *rc,
+                                 const row_result *r, char *dst, size_t dstep,
+                                 llmk_dtype dt) {
   int64_t n = 0;
   for (int64_t j = 0; j < r->tie_cut; j++, n++) {
-    j += (int64_t)pl->kern->find_eq(src_at(rc, j), rc->dt, (size_t)(r->tie_cut - j),
-                                    r->pb.key, 1);
+    j += (int64_t)pl->kern->find_eq(llmk__tkp_src_at(rc, j), rc->dt,
+                                    (size_t)(r->tie_cut - j), r->pb.key, 1);
     if (j >= r->tie_cut) break;
-    store_neg_inf(dst + (size_t)j * dstep, dt);
+    llmk__tkp_store_neg_inf(dst + (size_t)j * dstep, dt);
   }
   return n;
 }
@@ -278,7 +284,8 @@ int64_t llmk__tkp_mask_tie_group(const tkp_plan *pl, const rowctx *rc, const row
  * which is also how the first members of the top-p tie group are found (else by find_eq
  * from the start of the row). The top-k pivot's write masks every entry instead, and the
  * survivors among its candidates are copied afterwards. */
-void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0, int64_t r) {
+void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
+                          int64_t r) {
   int64_t V = pl->V;
   scratch local = *s0, *s = &local;
   rowctx rc = {.v = &pl->logits, .r = r};
@@ -327,7 +334,8 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
     }
   }
   llmk__tkp_filter_row(pl, tm, s, &rc, V, has_k, k, has_p,
-             has_p ? llmk__view_get_f(&pl->p, r, 0) : 0, has_m, min_p, ncand, &rr);
+                       has_p ? llmk__view_get_f(&pl->p, r, 0) : 0, has_m, min_p, ncand,
+                       &rr);
   const uint32_t *lk = NULL, *li = NULL;
   int64_t n = 0;
   if (written && ncand >= k && ncand <= CAND_CAP) { /* the candidates, all >= tau */
@@ -372,7 +380,7 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
     }
   }
   int64_t kept = 0;
-  for (int p = 0; p < team_parts(tm); p++) kept += wj.kept[p];
+  for (int p = 0; p < llmk__tkp_team_parts(tm); p++) kept += wj.kept[p];
   /* the masked members of the top-p tie group (the write kept the whole group), and the
    * entries below the final threshold that the write kept; min-p keeps or drops the
    * group as one, its members being equal */
@@ -391,12 +399,13 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
       }
     }
   } else if (lk) {
-    int64_t ties,
-        c = llmk__tkp_mask_listed(lk, li, n, tw, thr, rr.pb.key, rr.have_p ? rr.tie_cut : 0, wj.dst,
-                        dstep, pl->out.dtype, &ties);
+    int64_t ties, c = llmk__tkp_mask_listed(lk, li, n, tw, thr, rr.pb.key,
+                                            rr.have_p ? rr.tie_cut : 0, wj.dst, dstep,
+                                            pl->out.dtype, &ties);
     kept -= c - ties + (group_kept ? ties : 0);
   } else {
-    kept -= group_kept * llmk__tkp_mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
+    kept -=
+        group_kept * llmk__tkp_mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
   }
   if (pl->kept.data) llmk__view_set(&pl->kept, r, kept);
 }

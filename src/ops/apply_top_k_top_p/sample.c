@@ -1,10 +1,10 @@
 /* sample_top_k_top_p: one token per row by an exponential race over the entries that
  * apply_top_k_top_p keeps, at a temperature. */
 
-#include "ops/apply_top_k_top_p/internal.h"
-
 #include <math.h>
 #include <string.h>
+
+#include "ops/apply_top_k_top_p/internal.h"
 
 static inline uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -28,7 +28,6 @@ typedef struct race_job {
   double score[MAX_PARTS];
   int64_t best[MAX_PARTS];
 } race_job;
-
 
 /* Whether entry i (value x, key) is kept. */
 static inline bool keep_entry(const row_result *r, float x, uint32_t key, int64_t i) {
@@ -73,7 +72,8 @@ static void race_part(void *arg, int part, int64_t a, int64_t b) {
   j->best[part] = best;
 }
 
-void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s, int64_t r) {
+void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s,
+                          int64_t r) {
   int64_t V = pl->V;
   float t = pl->temperature.data ? llmk__view_get_f(&pl->temperature, r, 0) : 1.0f;
   uint32_t max_key = llmk__tkp_team_load(pl, tm, s, &pl->logits, r);
@@ -85,7 +85,8 @@ void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s, 
         .pl = pl, .ps = tm ? tm->ps : s, .row = s->row, .keys = s->keys, .t = t};
     llmk__tkp_team_run(tm, V, scale_part, &sj);
     uint32_t ymax = 0;
-    for (int p = 0; p < team_parts(tm); p++) ymax = sj.u32[p] > ymax ? sj.u32[p] : ymax;
+    for (int p = 0; p < llmk__tkp_team_parts(tm); p++)
+      ymax = sj.u32[p] > ymax ? sj.u32[p] : ymax;
     bool has_k = pl->k.data != NULL, has_p = pl->p.data != NULL,
          has_m = pl->min_p.data != NULL;
     row_result rr;
@@ -100,11 +101,11 @@ void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s, 
     if (has_k && k >= 1 && k <= V - 1 && llmk__tkp_pivot_tau(pl, s, &rc, V, k, &tau))
       ncand = llmk__tkp_team_gather_ge(pl, tm, &rc, tau, s->ckey, s->cidx, CAND_CAP);
     llmk__tkp_filter_row(pl, tm, s, &rc, V, has_k, k, has_p,
-               has_p ? llmk__view_get_f(&pl->p, r, 0) : 0, has_m,
-               has_m ? llmk__view_get_f(&pl->min_p, r, 0) : 0, ncand, &rr);
+                         has_p ? llmk__view_get_f(&pl->p, r, 0) : 0, has_m,
+                         has_m ? llmk__view_get_f(&pl->min_p, r, 0) : 0, ncand, &rr);
     if (rr.pending)
       llmk__tkp_resolve_window(pl, tm, s, &rc, &rr, s->cidx,
-                     llmk__tkp_gather_window(pl, tm, s, &rc, &rr, s->cidx));
+                               llmk__tkp_gather_window(pl, tm, s, &rc, &rr, s->cidx));
     race_job rj = {
         .pl = pl,
         .s = s,
@@ -113,7 +114,7 @@ void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s, 
         .offset = pl->offset.data ? (uint64_t)llmk__view_get(&pl->offset, r, 0) : 0};
     llmk__tkp_team_run(tm, V, race_part, &rj);
     double best_score = -1.0;
-    for (int p = 0; p < team_parts(tm);
+    for (int p = 0; p < llmk__tkp_team_parts(tm);
          p++) /* parts in index order: ties keep the lower */
       if (rj.best[p] >= 0 && rj.score[p] > best_score) {
         best_score = rj.score[p];

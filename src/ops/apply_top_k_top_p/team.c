@@ -1,11 +1,11 @@
-/* apply_top_k_top_p: the team, one row split over threads, and the row steps that run
- * over it (widening and keys, largest key, counts and gathers of equal or larger keys). */
-
-#include "ops/apply_top_k_top_p/internal.h"
+/* apply_top_k_top_p: the team (one row split over threads) and the row steps run over
+ * it: the f32 row and its keys, the largest key, counts and gathers of keys. */
 
 #include <math.h>
 #include <string.h>
+
 #include "kernels/convert/convert-elem.h"
+#include "ops/apply_top_k_top_p/internal.h"
 
 typedef struct part_job {
   int64_t n;
@@ -22,7 +22,7 @@ static void part_task(void *job_arg, int ith, int nth) {
 
 /* fn over [0, n) split into the team's parts (one part, [0, n), without a team) */
 void llmk__tkp_team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
-  if (team_parts(tm) <= 1) {
+  if (llmk__tkp_team_parts(tm) <= 1) {
     fn(arg, 0, 0, n);
     return;
   }
@@ -59,49 +59,50 @@ static void load_part(void *arg, int part, int64_t a, int64_t b) {
 
 static void count_eq_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
-  j->i64[part] = (int64_t)j->pl->kern->count_eq(src_at(j->rc, a), j->rc->dt,
+  j->i64[part] = (int64_t)j->pl->kern->count_eq(llmk__tkp_src_at(j->rc, a), j->rc->dt,
                                                 (size_t)(b - a), j->key);
 }
 
 static void gather_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
   const scratch *ps = part_scratch(j, part);
-  j->i64[part] =
-      (int64_t)j->pl->kern->gather(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->key,
-                                   UINT32_MAX, (uint32_t)a, ps->sk, ps->cidx, CAND_CAP);
+  j->i64[part] = (int64_t)j->pl->kern->gather(llmk__tkp_src_at(j->rc, a), j->rc->dt,
+                                              (size_t)(b - a), j->key, UINT32_MAX,
+                                              (uint32_t)a, ps->sk, ps->cidx, CAND_CAP);
 }
 
 static void max_key_part(void *arg, int part, int64_t a, int64_t b) {
   step_job *j = arg;
-  j->u32[part] =
-      j->pl->kern->max_key(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), &j->f32[part]);
+  j->u32[part] = j->pl->kern->max_key(llmk__tkp_src_at(j->rc, a), j->rc->dt,
+                                      (size_t)(b - a), &j->f32[part]);
 }
 
 /* Row r of v into s->row / s->keys; returns the largest key. */
 uint32_t llmk__tkp_team_load(const tkp_plan *pl, const team *tm, const scratch *s,
-                          const llmk__view *v, int64_t r) {
+                             const llmk__view *v, int64_t r) {
   step_job j = {
       .pl = pl, .ps = tm ? tm->ps : s, .v = v, .r = r, .row = s->row, .keys = s->keys};
   llmk__tkp_team_run(tm, pl->V, load_part, &j);
   uint32_t m = 0;
-  for (int p = 0; p < team_parts(tm); p++) m = j.u32[p] > m ? j.u32[p] : m;
+  for (int p = 0; p < llmk__tkp_team_parts(tm); p++) m = j.u32[p] > m ? j.u32[p] : m;
   return m;
 }
 
-void llmk__tkp_need_keys(const tkp_plan *pl, const team *tm, const scratch *s, rowctx *rc) {
+void llmk__tkp_need_keys(const tkp_plan *pl, const team *tm, const scratch *s,
+                         rowctx *rc) {
   if (rc->have_keys) return;
   rc->max_key = llmk__tkp_team_load(pl, tm, s, rc->v, rc->r);
   rc->have_keys = rc->have_max = true;
 }
 
 uint32_t llmk__tkp_row_max_key(const tkp_plan *pl, const team *tm, const scratch *s,
-                            rowctx *rc) {
+                               rowctx *rc) {
   if (!rc->have_max) {
     step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc};
     llmk__tkp_team_run(tm, pl->V, max_key_part, &j);
     rc->max_key = 0;
     rc->min = INFINITY;
-    for (int p = 0; p < team_parts(tm); p++) {
+    for (int p = 0; p < llmk__tkp_team_parts(tm); p++) {
       rc->max_key = j.u32[p] > rc->max_key ? j.u32[p] : rc->max_key;
       rc->min = j.f32[p] < rc->min ? j.f32[p] : rc->min;
     }
@@ -111,11 +112,11 @@ uint32_t llmk__tkp_row_max_key(const tkp_plan *pl, const team *tm, const scratch
 }
 
 int64_t llmk__tkp_team_count_eq(const tkp_plan *pl, const team *tm, const scratch *s,
-                             const rowctx *rc, uint32_t key) {
+                                const rowctx *rc, uint32_t key) {
   step_job j = {.pl = pl, .ps = tm ? tm->ps : s, .rc = rc, .key = key};
   llmk__tkp_team_run(tm, pl->V, count_eq_part, &j);
   int64_t c = 0;
-  for (int p = 0; p < team_parts(tm); p++) c += j.i64[p];
+  for (int p = 0; p < llmk__tkp_team_parts(tm); p++) c += j.i64[p];
   return c;
 }
 
@@ -123,9 +124,9 @@ int64_t llmk__tkp_team_count_eq(const tkp_plan *pl, const team *tm, const scratc
  * other into okey / oidx, given their counts; returns their total (nothing is copied when
  * it is over cap). oidx may be ps[0].cidx. */
 int64_t llmk__tkp_join_parts(const team *tm, const int64_t *ng, uint32_t *okey,
-                          uint32_t *oidx, int64_t cap) {
+                             uint32_t *oidx, int64_t cap) {
   int64_t total = 0;
-  for (int p = 0; p < team_parts(tm); p++) total += ng[p];
+  for (int p = 0; p < llmk__tkp_team_parts(tm); p++) total += ng[p];
   if (!tm || total > cap) return total;
   int64_t off = 0;
   for (int p = 0; p < tm->parts; p++) {
@@ -139,8 +140,9 @@ int64_t llmk__tkp_join_parts(const team *tm, const int64_t *ng, uint32_t *okey,
 /* The keys >= t of the row, in order, into okey and their indices into oidx (up to cap);
  * returns how many there are. okey is not s->sk (the parts' temporaries). */
 int64_t llmk__tkp_team_gather_ge(const tkp_plan *pl, const team *tm, const rowctx *rc,
-                              uint32_t t, uint32_t *okey, uint32_t *oidx, int64_t cap) {
-  if (team_parts(tm) <= 1)
+                                 uint32_t t, uint32_t *okey, uint32_t *oidx,
+                                 int64_t cap) {
+  if (llmk__tkp_team_parts(tm) <= 1)
     return (int64_t)pl->kern->gather(rc->src, rc->dt, (size_t)pl->V, t, UINT32_MAX, 0,
                                      okey, oidx, (size_t)cap);
   step_job j = {.pl = pl, .ps = tm->ps, .rc = rc, .key = t};

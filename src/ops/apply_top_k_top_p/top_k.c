@@ -2,22 +2,23 @@
  * row's keys, by a heap among few candidates, and the pivot that picks those candidates
  * from a sample of the row. */
 
-#include "ops/apply_top_k_top_p/internal.h"
-
 #include <string.h>
+
 #include "kernels/convert/convert-elem.h"
+#include "ops/apply_top_k_top_p/internal.h"
 
 /* The k-th largest key of keys[0..V) (1 <= k <= V); hist0 is the histogram of the top
  * digit. Levels after the first look only at the candidates of the chosen bin, kept in
  * the scratch when they fit. */
 uint32_t llmk__tkp_kth_largest(const scratch *s, int64_t V, int64_t k,
-                            const uint32_t *hist0) {
+                               const uint32_t *hist0) {
   uint32_t prefix = 0;
   int64_t need = k;
   const uint32_t *keys = s->keys;
   int64_t n = V;
   for (int l = 0; l < 3; l++) {
-    uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
+    uint32_t pm = llmk__tkp_prefix_mask(l), sh = (uint32_t)llmk__tkp_level_shift[l],
+             dm = llmk__tkp_level_mask[l];
     const uint32_t *count = hist0;
     if (l > 0) {
       memset(s->count, 0, HBINS * 4);
@@ -49,7 +50,8 @@ uint32_t llmk__tkp_kth_largest(const scratch *s, int64_t V, int64_t k,
 
 /* The k-th largest of keys[0..n) (1 <= k <= n): a min-heap of the k largest so far, in
  * heap[0..k) (n is at most CAND_CAP, k mostly small). */
-uint32_t llmk__tkp_select_kth(const uint32_t *keys, int64_t n, int64_t k, uint32_t *heap) {
+uint32_t llmk__tkp_select_kth(const uint32_t *keys, int64_t n, int64_t k,
+                              uint32_t *heap) {
   for (int64_t i = 0; i < n; i++) {
     uint32_t v = keys[i];
     int64_t j;
@@ -79,9 +81,9 @@ uint32_t llmk__tkp_select_kth(const uint32_t *keys, int64_t n, int64_t k, uint32
  * 1e-7 or less for a row in random order); the caller gathers the entries >= tau (the
  * candidates, in s->ckey / s->cidx), possibly while writing the row, and when there are
  * at least k and at most CAND_CAP of them, the k-th largest is selected among them
- * (llmk__tkp_filter_row). llmk__tkp_pivot_tau returns false for rows where the sample would not do. Up to
- * 64 runs rather than 32 halve the candidates for the same odds (B = 1, k = 50: 20-24%
- * less time, in-process A/B). */
+ * (llmk__tkp_filter_row). llmk__tkp_pivot_tau returns false for rows where the sample
+ * would not do. Up to 64 runs rather than 32 halve the candidates for the same odds (B =
+ * 1, k = 50: 20-24% less time, in-process A/B). */
 enum { RUN = 32, RUNS = 64 };
 
 /* about 1/32 of the row, at most RUNS runs */
@@ -105,17 +107,18 @@ void llmk__tkp_prefetch_sample(const llmk__view *v, int64_t r, int64_t V) {
       __builtin_prefetch(base + (size_t)(sample_run_at(V, runs, q) + j) * esz);
 }
 
-bool llmk__tkp_pivot_tau(const tkp_plan *pl, const scratch *s, const rowctx *rc, int64_t V,
-                      int64_t k, uint32_t *tau) {
+bool llmk__tkp_pivot_tau(const tkp_plan *pl, const scratch *s, const rowctx *rc,
+                         int64_t V, int64_t k, uint32_t *tau) {
   int64_t runs = sample_runs(V), ns = 0;
   if (k > (CAND_CAP - 1) / 4 || runs < 8 || V > UINT32_MAX) return false;
   for (int64_t r = 0; r < runs; r++, ns += RUN) {
     int64_t at = sample_run_at(V, runs, r);
     if (rc->dt == LLMK_F32)
-      pl->kern->keys((const float *)src_at(rc, at), RUN, s->bk + ns);
+      pl->kern->keys((const float *)llmk__tkp_src_at(rc, at), RUN, s->bk + ns);
     else
       for (int64_t j = 0; j < RUN; j++)
-        s->bk[ns + j] = llmk__key_of(llmk__load_f32(src_at(rc, at + j), rc->dt));
+        s->bk[ns + j] =
+            llmk__key_of(llmk__load_f32(llmk__tkp_src_at(rc, at + j), rc->dt));
   }
   int64_t rank = 2 * k * ns / V + 8; /* about 2k + 8 V / ns entries of the row above it */
   *tau = llmk__tkp_select_kth(s->bk, ns, rank, s->sk);

@@ -1,12 +1,12 @@
-/* apply_top_k_top_p: the top-p boundary algorithms. Key radix levels over masses
- * (llmk__tkp_top_p_boundary), a sorted pass over few entries (llmk__tkp_top_p_sorted), value bins then key
- * radix (llmk__tkp_top_p_search), and exact mass bins of e = exp(x - max) over the whole row
- * (llmk__tkp_top_p_bins, which leaves a window of keys to resolve). */
-
-#include "ops/apply_top_k_top_p/internal.h"
+/* apply_top_k_top_p: the top-p boundary algorithms: key radix levels over masses
+ * (top_p_boundary), a sorted pass over few entries (top_p_sorted), value bins then key
+ * radix (top_p_search), and exact mass bins of e = exp(x - max) over the whole row
+ * (top_p_bins, which leaves a window of keys to resolve). */
 
 #include <math.h>
 #include <string.h>
+
+#include "ops/apply_top_k_top_p/internal.h"
 
 /* Masses of the entries of (x, keys)[0..n) with key >= min_key and the given prefix,
  * binned by the digit of level l; *total (if not NULL) gets the mass of all entries
@@ -14,7 +14,8 @@
 static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x,
                       const uint32_t *keys, int64_t n, float max, uint32_t min_key, int l,
                       uint32_t prefix, u128 *total) {
-  uint32_t pm = prefix_mask(l), sh = (uint32_t)level_shift[l], dm = level_mask[l];
+  uint32_t pm = llmk__tkp_prefix_mask(l), sh = (uint32_t)llmk__tkp_level_shift[l],
+           dm = llmk__tkp_level_mask[l];
   memset(s->mlo, 0, HBINS * 8);
   memset(s->mhi, 0, HBINS * 8);
   memset(s->count, 0, HBINS * 4);
@@ -41,9 +42,9 @@ static void mass_pass(const tkp_plan *pl, const scratch *s, const float *x,
  * candidates of the chosen bin are gathered when they fit, so the later levels look at
  * them only. */
 boundary llmk__tkp_top_p_boundary(const tkp_plan *pl, const scratch *s, const float *x,
-                               const uint32_t *keys, int64_t n, float max,
-                               uint32_t min_key, uint32_t max_key, int64_t n_max,
-                               u128 target, u128 below) {
+                                  const uint32_t *keys, int64_t n, float max,
+                                  uint32_t min_key, uint32_t max_key, int64_t n_max,
+                                  u128 target, u128 below) {
   uint32_t prefix = 0;
   boundary b = {max_key, n_max - 1};
   for (int l = 0; l < 3; l++) {
@@ -51,7 +52,7 @@ boundary llmk__tkp_top_p_boundary(const tkp_plan *pl, const scratch *s, const fl
     mass_pass(pl, s, x, keys, n, max, min_key, l, prefix, l == 0 ? &total : NULL);
     if (l == 0 && below + total <= target)
       return b; /* p == 0: only the last maximum stays */
-    uint32_t sh = (uint32_t)level_shift[l], dm = level_mask[l];
+    uint32_t sh = (uint32_t)llmk__tkp_level_shift[l], dm = llmk__tkp_level_mask[l];
     uint32_t d = 0;
     for (;; d++) {
       u128 m = ((u128)s->mhi[d] << 32) + s->mlo[d];
@@ -129,9 +130,10 @@ static uint32_t *sort_positions(const scratch *s, const uint32_t *keys, int64_t 
  * of below and these)). Many entries are first binned by the top 8 bits of their keys'
  * range, with each bin's exact mass, and only the bin where the sum passes target is
  * sorted. Values go to s->bx, masses to s->cmass. */
-boundary llmk__tkp_top_p_sorted(const tkp_plan *pl, const scratch *s, const uint32_t *keys,
-                             int64_t n, float max, uint32_t max_key, u128 target,
-                             u128 below, float thr, uint32_t *pa, uint32_t *pb) {
+boundary llmk__tkp_top_p_sorted(const tkp_plan *pl, const scratch *s,
+                                const uint32_t *keys, int64_t n, float max,
+                                uint32_t max_key, u128 target, u128 below, float thr,
+                                uint32_t *pa, uint32_t *pb) {
   int64_t n_max = 0;
   uint32_t kmin = UINT32_MAX, kmax = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -245,9 +247,9 @@ static void bin_gather_part(void *arg, int part, int64_t a, int64_t b) {
 }
 
 boundary llmk__tkp_top_p_search(const tkp_plan *pl, const team *tm, const scratch *s,
-                             const float *x, const uint32_t *keys, int64_t n, float max,
-                             uint32_t min_key, uint32_t max_key, int64_t n_max,
-                             float thr) {
+                                const float *x, const uint32_t *keys, int64_t n,
+                                float max, uint32_t min_key, uint32_t max_key,
+                                int64_t n_max, float thr) {
   const float lo = max - 104.0f, scale = (float)(HBINS - 1) / 104.0f;
   /* split over the team only for the whole row (ps[p].sx/sk are then free) */
   const team *t2 = x == s->row ? tm : NULL;
@@ -263,7 +265,7 @@ boundary llmk__tkp_top_p_search(const tkp_plan *pl, const team *tm, const scratc
   llmk__tkp_team_run(t2, n, mass_hist_part, &mj);
   u128 *acc = (u128 *)(void *)s->mlo;
   uint64_t tlo = mj.tlo[0], thi = mj.thi[0];
-  for (int p = 1; p < team_parts(t2); p++) {
+  for (int p = 1; p < llmk__tkp_team_parts(t2); p++) {
     const u128 *q = (const u128 *)(const void *)t2->ps[p].mlo;
     for (int d = 0; d <= HBINS; d++) acc[d] += q[d];
     tlo += mj.tlo[p];
@@ -299,19 +301,20 @@ boundary llmk__tkp_top_p_search(const tkp_plan *pl, const team *tm, const scratc
     }
   }
   if (c >= CAND_CAP) /* a crowded bin: key radix over the whole set */
-    return llmk__tkp_top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max, target, 0);
+    return llmk__tkp_top_p_boundary(pl, s, x, keys, n, max, min_key, max_key, n_max,
+                                    target, 0);
   /* the mass of the bins below is known: key radix levels over the bin's entries */
-  return llmk__tkp_top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max, target,
-                        below);
+  return llmk__tkp_top_p_boundary(pl, s, s->bx, s->bk, c, max, min_key, max_key, n_max,
+                                  target, below);
 }
 
 /* Top-p over a whole row by exact mass bins: one pass adds every entry's mass to its
  * bin of e = exp(x - max) (mass_bins; the sums are exact), which gives the exact total,
  * the target, and the bin where the cumulative mass crosses it with the exact mass below
  * that bin. The bin is a range of keys, found by bisection (e is monotone in x); the
- * boundary among its entries is left to llmk__tkp_resolve_window, which gathers them, possibly
- * while writing the row. Entries below min_key (top-k) have no mass. Returns false,
- * having decided nothing, for rows too long for 32-bit indices. */
+ * boundary among its entries is left to llmk__tkp_resolve_window, which gathers them,
+ * possibly while writing the row. Entries below min_key (top-k) have no mass. Returns
+ * false, having decided nothing, for rows too long for 32-bit indices. */
 enum { MB = LLMK__TKP_MBINS };
 _Static_assert(MB_TABLE_BYTES <= MLO_BYTES, "the mass-bin tables fit in mlo + mhi");
 
@@ -328,9 +331,16 @@ static void mass_bins_part(void *arg, int part, int64_t a, int64_t b) {
   uint64_t *tab = j->ps[part].mlo; /* 4 tables over mlo and mhi */
   memset(tab, 0, MB_TABLE_BYTES);
   llmk__tkp_rider rd = {.src_dense = j->dense};
-  j->pl->kern->mass_bins(src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max, j->xmin,
-                         tab, &rd);
+  j->pl->kern->mass_bins(llmk__tkp_src_at(j->rc, a), j->rc->dt, (size_t)(b - a), j->max,
+                         j->xmin, tab, &rd);
 }
+
+/* the bits of the smallest e in bin (1 <= bin <= LLMK__TKP_MB_TOP): the inverse of the
+ * kernels' llmk__tkp_ebin, which only the op needs */
+static inline uint32_t ebin_lo_bits(int bin) {
+  return (uint32_t)(bin + 1024) << 19;
+}
+
 /* The mass bin of an entry of key k (not NaN) when the largest is max */
 static int mass_bin_of_key(uint32_t k, float max) {
   return llmk__tkp_ebin(
@@ -343,7 +353,7 @@ static int mass_bin_of_key(uint32_t k, float max) {
  * calls here). */
 static uint32_t first_key_of_bin(int bin, float max, uint32_t max_key) {
   uint32_t lo = LLMK__KEY_NINF, hi = max_key;
-  uint32_t ebits = llmk__tkp_ebin_lo_bits(bin < 1 ? 1 : bin);
+  uint32_t ebits = ebin_lo_bits(bin < 1 ? 1 : bin);
   float elo;
   memcpy(&elo, &ebits, 4);
   float xe = max + logf(elo);
@@ -383,8 +393,8 @@ static uint32_t first_key_of_bin(int bin, float max, uint32_t max_key) {
 /* From the mass-bin tables of the team's parts (ps[p].mlo): the boundary when p == 0,
  * else the pending window of r (see llmk__tkp_top_p_bins). */
 void llmk__tkp_bins_to_window(const tkp_plan *pl, const team *tm, const scratch *s,
-                           const rowctx *rc, float max, uint32_t min_key,
-                           uint32_t max_key, float thr, row_result *r) {
+                              const rowctx *rc, float max, uint32_t min_key,
+                              uint32_t max_key, float thr, row_result *r) {
   const scratch *ps = tm ? tm->ps : s;
   /* the 16 bins of a binade share its shift: their u64 sums (< 2^56 each) add up first */
   enum { G = 16, NG = MB / G };
@@ -392,7 +402,7 @@ void llmk__tkp_bins_to_window(const tkp_plan *pl, const team *tm, const scratch 
   uint64_t m[MB];
   u128 gm[NG], Z = 0;
   memset(m, 0, sizeof m);
-  for (int p = 0; p < team_parts(tm); p++)
+  for (int p = 0; p < llmk__tkp_team_parts(tm); p++)
     for (int t = 0; t < 4; t++) {
       const uint64_t *tab = ps[p].mlo + t * LLMK__TKP_MB_STRIDE;
       for (int d = 0; d < MB; d++) m[d] += tab[d];
@@ -429,8 +439,8 @@ void llmk__tkp_bins_to_window(const tkp_plan *pl, const team *tm, const scratch 
 }
 
 bool llmk__tkp_top_p_bins(const tkp_plan *pl, const team *tm, const scratch *s,
-                       const rowctx *rc, int64_t V, float max, uint32_t min_key,
-                       uint32_t max_key, float thr, row_result *r) {
+                          const rowctx *rc, int64_t V, float max, uint32_t min_key,
+                          uint32_t max_key, float thr, row_result *r) {
   if ((uint64_t)V > LLMK__TKP_MB_MAX_N) return false;
   mbin_job j = {.pl = pl,
                 .ps = tm ? tm->ps : s,

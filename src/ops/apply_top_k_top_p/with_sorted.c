@@ -1,9 +1,9 @@
 /* apply_top_k_top_p_with_sorted: rows already sorted ascending, with their indices. */
 
-#include "ops/apply_top_k_top_p/internal.h"
-
 #include <string.h>
+
 #include "kernels/convert/convert-elem.h"
+#include "ops/apply_top_k_top_p/internal.h"
 
 /* Widens row r of v into row[0..V). */
 static void load_row(const llmk__view *v, int64_t r, int64_t V, float *row) {
@@ -65,7 +65,7 @@ void llmk__tkp_sorted_one(const tkp_plan *pl, const scratch *s, int64_t r) {
     int64_t idx = llmk__view_get(&pl->si, r, j);
     char *dst = (char *)llmk__view_at(&pl->out, r, idx);
     if (j < pfirst)
-      store_neg_inf(dst, pl->out.dtype);
+      llmk__tkp_store_neg_inf(dst, pl->out.dtype);
     else
       memcpy(dst,
              values ? llmk__view_at(&pl->logits, r, idx) : llmk__view_at(&pl->sv, r, j),
