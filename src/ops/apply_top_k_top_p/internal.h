@@ -86,6 +86,19 @@ static inline int llmk__tkp_team_parts(const team *tm) {
   return tm ? tm->parts : 1;
 }
 
+/* fn over [0, n) split into the team's parts (team.c, 2 parts or more) */
+void llmk__tkp_team_split(const team *tm, int64_t n, part_fn fn, void *arg);
+
+/* fn over [0, n) split into the team's parts (one part, [0, n), without a team; inline,
+ * so that the call of a known fn on one part may be inlined as in a single file) */
+static inline void llmk__tkp_team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
+  if (llmk__tkp_team_parts(tm) <= 1) {
+    fn(arg, 0, 0, n);
+    return;
+  }
+  llmk__tkp_team_split(tm, n, fn, arg);
+}
+
 enum { MAX_PARTS = LLMK__MAX_TASKS };
 /* rows at least this long are split over threads when there are fewer rows than threads
  */
@@ -183,10 +196,9 @@ typedef struct tkp_job {
 
 /* --------------------------------------------------------------- functions */
 
-/* team.c: fn over [0, n) in the team's parts; the row's f32 copy and keys (team_load,
+/* team.c: the row's f32 copy and keys (team_load,
  * llmk__tkp_need_keys), its largest key, the count of a key, the gather of the keys >= t,
  * and the join of the parts' gathers */
-void llmk__tkp_team_run(const team *tm, int64_t n, part_fn fn, void *arg);
 uint32_t llmk__tkp_team_load(const tkp_plan *pl, const team *tm, const scratch *s,
                              const llmk__view *v, int64_t r);
 void llmk__tkp_need_keys(const tkp_plan *pl, const team *tm, const scratch *s,

@@ -20,12 +20,7 @@ static void part_task(void *job_arg, int ith, int nth) {
   j->fn(j->arg, ith, a, b);
 }
 
-/* fn over [0, n) split into the team's parts (one part, [0, n), without a team) */
-void llmk__tkp_team_run(const team *tm, int64_t n, part_fn fn, void *arg) {
-  if (llmk__tkp_team_parts(tm) <= 1) {
-    fn(arg, 0, 0, n);
-    return;
-  }
+void llmk__tkp_team_split(const team *tm, int64_t n, part_fn fn, void *arg) {
   part_job j = {n, fn, arg};
   llmk__parallel_run(tm->ctx, tm->parts, part_task, &j);
 }
