@@ -1,4 +1,6 @@
-/* apply_top_k_top_p building blocks shared by the op and its kernels. */
+/* What the apply_top_k_top_p kernels need and the op calls them with: order-preserving
+ * keys, fixed-point masses, value and mass bins, the rider of a mass pass, and the kernel
+ * table. The op's own declarations are in ops/apply_top_k_top_p/internal.h. */
 #ifndef LLMK_KERNELS_TKP_H
 #define LLMK_KERNELS_TKP_H
 
@@ -73,11 +75,6 @@ static inline uint32_t llmk__tkp_bits(float e) {
 static inline int llmk__tkp_ebin(uint32_t ebits) {
   int b = (int)(ebits >> 19) - 1024;
   return b > 0 ? b : 0;
-}
-
-/* the bits of the smallest e in bin (1 <= bin <= LLMK__TKP_MB_TOP) */
-static inline uint32_t llmk__tkp_ebin_lo_bits(int bin) {
-  return (uint32_t)(bin + 1024) << 19;
 }
 
 static inline uint32_t llmk__tkp_eval(uint32_t ebits) {
