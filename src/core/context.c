@@ -61,17 +61,34 @@ int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn,
   return nth;
 }
 
+typedef struct parts_job {
+  llmk__part_fn fn;
+  void *arg;
+  int64_t n;
+} parts_job;
+
+static void parts_task(void *arg, int ith, int nth) {
+  const parts_job *j = arg;
+  int64_t b, e;
+  llmk__split(j->n, nth, ith, &b, &e);
+  j->fn(j->arg, ith, b, e);
+}
+
+int llmk__parallel_parts(llmk_context *ctx, int64_t max_tasks, int64_t n,
+                         llmk__part_fn fn, void *arg) {
+  parts_job j = {fn, arg, n};
+  return llmk__parallel_run(ctx, max_tasks, parts_task, &j);
+}
+
 typedef struct range_job {
   llmk__range_fn fn;
   void *arg;
-  int64_t n;
 } range_job;
 
-static void range_task(void *arg, int ith, int nth) {
+static void range_part(void *arg, int ith, int64_t begin, int64_t end) {
+  (void)ith;
   const range_job *j = arg;
-  int64_t b, e;
-  llmk__split(j->n, nth, ith, &b, &e);
-  if (b < e) j->fn(j->arg, b, e);
+  if (begin < end) j->fn(j->arg, begin, end);
 }
 
 void llmk__parallel_for(llmk_context *ctx, int64_t n, int64_t grain, llmk__range_fn fn,
@@ -83,6 +100,6 @@ void llmk__parallel_for(llmk_context *ctx, int64_t n, int64_t grain, llmk__range
     fn(arg, 0, n);
     return;
   }
-  range_job j = {fn, arg, n};
-  llmk__parallel_run(ctx, max_tasks, range_task, &j);
+  range_job j = {fn, arg};
+  llmk__parallel_parts(ctx, max_tasks, n, range_part, &j);
 }

@@ -90,6 +90,12 @@ int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks);
 /* Runs llmk__parallel_tasks(ctx, max_tasks) tasks and returns that number. */
 int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn, void *arg);
 
+/* A run of tasks over [0, n): task ith of nth gets [begin, end), its llmk__split share
+ * (empty where n < nth), and may keep per-task results at index ith. Returns nth. */
+typedef void (*llmk__part_fn)(void *arg, int ith, int64_t begin, int64_t end);
+int llmk__parallel_parts(llmk_context *ctx, int64_t max_tasks, int64_t n,
+                         llmk__part_fn fn, void *arg);
+
 /* The parallel version of `fn(arg, 0, n)`: [0, n) split by llmk__split into one range
  * per task, at most one task per `grain` items; with one task fn(arg, 0, n) runs on the
  * calling thread. */

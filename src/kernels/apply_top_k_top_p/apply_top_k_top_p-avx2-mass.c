@@ -174,4 +174,3 @@ void llmk__tkp_mass_bins_avx2(const void *src, llmk_dtype dt, size_t n, float ma
            else if (mx) mass_bins_t(src, n, max, xmin, tab, rd, D, false, true, false);
            else mass_bins_t(src, n, max, xmin, tab, rd, D, false, false, false); return )
 }
-

@@ -94,7 +94,6 @@ static inline __attribute__((always_inline)) uint32_t max_key_t(const void *src,
   return t > k ? t : k;
 }
 
-
 /* lanes with lo <= key <= hi (unsigned), as a bit mask */
 static inline unsigned in8(__m256i k, __m256i vlo, __m256i vhi) {
   __m256i in = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(k, vlo), k),
@@ -272,7 +271,6 @@ static inline __attribute__((always_inline)) size_t gather_t(
                                      idx0 + (uint32_t)i, okey + o, oidx ? oidx + o : NULL,
                                      r);
 }
-
 
 /* select(): the constants of a call, one block of 16 entries, and the gathering of the
  * window's entries. The hot loop only notes which blocks hold window entries; those are

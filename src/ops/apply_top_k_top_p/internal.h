@@ -80,7 +80,7 @@ typedef struct team {
   const scratch *ps;
 } team;
 
-typedef void (*part_fn)(void *arg, int part, int64_t a, int64_t b);
+typedef llmk__part_fn part_fn; /* the core parallel API's: part index, its range */
 
 static inline int llmk__tkp_team_parts(const team *tm) {
   return tm ? tm->parts : 1;

@@ -7,22 +7,8 @@
 #include "kernels/convert/convert-elem.h"
 #include "ops/apply_top_k_top_p/internal.h"
 
-typedef struct part_job {
-  int64_t n;
-  part_fn fn;
-  void *arg;
-} part_job;
-
-static void part_task(void *job_arg, int ith, int nth) {
-  const part_job *j = job_arg;
-  int64_t a, b;
-  llmk__split(j->n, nth, ith, &a, &b);
-  j->fn(j->arg, ith, a, b);
-}
-
 void llmk__tkp_team_split(const team *tm, int64_t n, part_fn fn, void *arg) {
-  part_job j = {n, fn, arg};
-  llmk__parallel_run(tm->ctx, tm->parts, part_task, &j);
+  llmk__parallel_parts(tm->ctx, tm->parts, n, fn, arg);
 }
 
 static const scratch *part_scratch(const step_job *j, int part) {
