@@ -102,10 +102,13 @@ static double ulp_of(llmk_dtype dt, double v) {
  * that differ within it in *near, and -1 if one differs by more (else 0). */
 static int compare_silu(llmk_dtype dt, const void *got, const void *want,
                         const float *y_act, size_t n, size_t *near) {
-  fcc_ref_dtype rd = dt == LLMK_F32 ? FCC_REF_F32 : dt == LLMK_F16 ? FCC_REF_F16 : FCC_REF_BF16;
+  fcc_ref_dtype rd = dt == LLMK_F32   ? FCC_REF_F32
+                     : dt == LLMK_F16 ? FCC_REF_F16
+                                      : FCC_REF_BF16;
   *near = 0;
   for (size_t i = 0; i < n; i++) {
-    uint32_t g = fcc_ref_load(got, (int64_t)i, rd), w = fcc_ref_load(want, (int64_t)i, rd);
+    uint32_t g = fcc_ref_load(got, (int64_t)i, rd),
+             w = fcc_ref_load(want, (int64_t)i, rd);
     if (g == w) continue;
     double gv = fcc_ref_widen(rd, g), wv = fcc_ref_widen(rd, w);
     if (!isfinite(gv) || !isfinite(wv)) return -1;
