@@ -18,8 +18,8 @@ static const int is_output[T_COUNT] = {1, 0, 1, 1, 1, 0, 0, 0};
 typedef struct layout {
   llmk_dtype dtype;
   int rank;
-  int64_t shape[2];
-  int64_t strides[2];
+  int64_t shape[3]; /* rank 3: flat lookup only */
+  int64_t strides[3];
 } layout;
 
 /* Stride patterns. Rank 1: 0 contiguous, 1 stride 2, 2 stride 3, 3 stride 0 (inputs
@@ -95,6 +95,7 @@ static int64_t lay_offset(const layout *l, int64_t idx) {
  * before the call; out[] holds the expected contents of the 4 outputs afterwards. */
 typedef struct as_case {
   int spec;
+  int flat; /* plain mode through llmk_advance_step_flat_get_workspace_size */
   int64_t ns, nq, bs, mb, S;
   int has[T_COUNT];  /* tensor built */
   int pass[T_COUNT]; /* tensor passed to the call */
@@ -153,7 +154,11 @@ static llmk_status case_expect(as_case *c) {
     if (is_output[k])
       memcpy(c->out[k], c->v[k], (size_t)lay_numel(&c->L[k]) * sizeof(int64_t));
   int r;
-  if (c->spec)
+  if (c->flat)
+    r = advance_step_ref_flat(c->ns, c->nq, c->bs, lay_numel(&c->L[T_BT]), c->v[T_SAMP],
+                              c->v[T_BT], c->out[T_TOK], c->out[T_POS], c->out[T_SEQ],
+                              c->out[T_SLOT]);
+  else if (c->spec)
     r = advance_step_ref_spec(c->ns, c->S, c->bs, c->mb, c->v[T_SAMP], c->v[T_SPEC],
                               c->v[T_ACC], c->v[T_BT], c->out[T_TOK], c->out[T_POS],
                               c->out[T_SEQ], c->out[T_SLOT]);
@@ -184,6 +189,7 @@ static void case_advance(as_case *c) {
 typedef th_tensor ttensor; /* an llmk_tensor over a guarded buffer */
 
 typedef struct tset {
+  int flat; /* the case's */
   int built[T_COUNT], pass[T_COUNT];
   ttensor x[T_COUNT];
 } tset;
@@ -216,6 +222,7 @@ static int64_t tt_load(const ttensor *x, const layout *l, int64_t idx) {
  * elements keep it), then the case's values. Two builds with one seed are identical. */
 static void tset_build(tset *s, const as_case *c, uint64_t seed) {
   memset(s, 0, sizeof *s);
+  s->flat = c->flat;
   for (int k = 0; k < T_COUNT; k++) {
     if (!c->has[k]) continue;
     const layout *l = &c->L[k];
@@ -285,6 +292,10 @@ static llmk_status call_p1(const tset *s, int64_t ns, int64_t nq, int64_t bs, si
                            llmk_plan **plan) {
   const llmk_tensor *p[T_COUNT];
   for (int k = 0; k < T_COUNT; k++) p[k] = s->pass[k] ? &s->x[k].t : NULL;
+  if (s->flat)
+    return llmk_advance_step_flat_get_workspace_size(p[T_TOK], p[T_SAMP], p[T_POS],
+                                                     p[T_SEQ], p[T_SLOT], p[T_BT], ns, nq,
+                                                     bs, ws, plan);
   return llmk_advance_step_get_workspace_size(p[T_TOK], p[T_SAMP], p[T_POS], p[T_SEQ],
                                               p[T_SLOT], p[T_BT], p[T_SPEC], p[T_ACC], ns,
                                               nq, bs, ws, plan);
@@ -547,6 +558,19 @@ static int64_t rand_pos(int64_t hi, int64_t bs) {
   return tu_rand_range(0, hi);
 }
 
+/* Reads back what the library will see (stride-0 inputs alias elements), then the
+ * expected outcome. */
+static void case_settle(as_case *c) {
+  tset s;
+  tset_build(&s, c, 0);
+  for (int k = 0; k < T_COUNT; k++)
+    if (c->has[k])
+      for (int64_t i = 0; i < lay_numel(&c->L[k]); i++)
+        c->v[k][i] = tt_load(&s.x[k], &c->L[k], i);
+  tset_free(&s);
+  c->expect = case_expect(c);
+}
+
 static void gen_case(as_case *c, int idx) {
   memset(c, 0, sizeof *c);
   c->spec = (idx / NS_COUNT) % 2;
@@ -657,15 +681,7 @@ static void gen_case(as_case *c, int idx) {
       }
     }
   }
-  /* Read back what the library will see (stride-0 inputs alias elements). */
-  tset s;
-  tset_build(&s, c, 0);
-  for (int k = 0; k < T_COUNT; k++)
-    if (c->has[k])
-      for (int64_t i = 0; i < lay_numel(&c->L[k]); i++)
-        c->v[k][i] = tt_load(&s.x[k], &c->L[k], i);
-  tset_free(&s);
-  c->expect = case_expect(c);
+  case_settle(c);
 }
 
 #define NUM_CASES 400
@@ -1409,6 +1425,407 @@ static void test_lifecycle(void) {
   th_check_null_plan(llmk_advance_step, "advance_step");
 }
 
+/* ------------------------------------------------------------ flat lookup */
+
+/* A layout of any rank over `shape`: 0 contiguous, 1 padded, 2 dims reversed in memory
+ * (dim 0 innermost: flat order differs from memory order), 3 a random dim order with
+ * element strides 1..3 and padding; inputs may broadcast one dim (stride 0). */
+static void lay_any(layout *l, llmk_dtype dt, int rank, const int64_t *shape, int input) {
+  memset(l, 0, sizeof *l);
+  l->dtype = dt;
+  l->rank = rank;
+  int order[3] = {0, 1, 2}; /* order[0]: the innermost dim */
+  int kind = (int)tu_rand_range(0, 3);
+  for (int k = 0; k < rank; k++) {
+    l->shape[k] = shape[k];
+    order[k] = kind == 2 ? k : rank - 1 - k;
+  }
+  if (kind == 3)
+    for (int k = rank - 1; k > 0; k--) {
+      int j = (int)tu_rand_range(0, k), t = order[k];
+      order[k] = order[j];
+      order[j] = t;
+    }
+  int64_t acc = 1;
+  for (int i = 0; i < rank; i++) {
+    int d = order[i];
+    int64_t st = acc * (kind == 3 ? tu_rand_range(1, 3) : 1);
+    l->strides[d] = st;
+    acc = st * max64(shape[d], 1) + (kind == 1 || kind == 3 ? tu_rand_range(0, 3) : 0);
+  }
+  if (input && tu_rand_range(0, 7) == 0) l->strides[tu_rand_range(0, rank - 1)] = 0;
+}
+
+/* dim 0 = rows, rank 1..3, the other dims 1..3. */
+static void lay_rows(layout *l, llmk_dtype dt, int64_t nrows, int input) {
+  int64_t shape[3] = {nrows, tu_rand_range(1, 3), tu_rand_range(1, 3)};
+  lay_any(l, dt, (int)tu_rand_range(1, 3), shape, input);
+}
+
+static const int64_t flat_ns[] = {0, 1, 2, 3, 5, 7, 16, 17, 100, 1024, 2500, 1, 2, 3, 7};
+#define FLAT_NS_COUNT ((int)(sizeof flat_ns / sizeof flat_ns[0]))
+
+static void gen_flat_case(as_case *c, int idx) {
+  memset(c, 0, sizeof *c);
+  c->flat = 1;
+  c->ns = flat_ns[idx % FLAT_NS_COUNT];
+  int r = (int)tu_rand_range(0, 3);
+  c->nq = r == 0 ? 0 : r == 1 ? c->ns : tu_rand_range(0, c->ns);
+  int big = tu_rand_range(0, 9) == 0;
+  static const int64_t bs_list[] = {1, 2, 16, 128};
+  c->bs = big ? INT64_C(1) << tu_rand_range(16, 40) : bs_list[tu_rand_range(0, 3)];
+  for (int k = 0; k < T_SPEC; k++) {
+    c->has[k] = c->pass[k] = 1;
+    lay_rows(&c->L[k], rand_dt(), k == T_SAMP ? c->nq : c->ns, !is_output[k]);
+  }
+  case_alloc(c);
+  const int64_t numel = lay_numel(&c->L[T_BT]), cap = numel * c->bs;
+  for (int k = 0; k < T_SPEC; k++)
+    if (is_output[k])
+      for (int64_t i = 0; i < lay_numel(&c->L[k]); i++)
+        c->v[k][i] = tu_rand_range(-1000000, 1000000);
+  llmk_dtype btd = c->L[T_BT].dtype;
+  for (int64_t i = 0; i < numel; i++)
+    c->v[T_BT][i] = big ? clamp_dt(tu_rand_range(0, INT64_C(1) << 40), btd)
+                        : tu_rand_range(0, 100000);
+  for (int64_t i = 0; i < lay_numel(&c->L[T_SAMP]); i++)
+    c->v[T_SAMP][i] = rand_token(big, c->L[T_SAMP].dtype);
+  llmk_dtype sd = c->L[T_SEQ].dtype;
+  for (int64_t q = 0; q < c->nq; q++)
+    c->v[T_SEQ][q] = rand_pos(min64(cap - 1, dt_max(sd)), c->bs);
+  if (tu_rand_range(0, 9) == 0 && c->nq > 0) { /* one value defect */
+    int64_t q = tu_rand_range(0, c->nq - 1);
+    switch (tu_rand_range(0, 2)) {
+      case 0:
+        c->v[T_SEQ][q] = -tu_rand_range(1, 5);
+        break;
+      case 1:
+        c->v[T_SEQ][q] = clamp_dt(cap + tu_rand_range(0, 3 * c->bs), sd);
+        break;
+      default:
+        c->v[T_BT][c->v[T_SEQ][q] / c->bs] = -tu_rand_range(1, 1000);
+    }
+  }
+  case_settle(c);
+}
+
+#define FLAT_CASES 150
+
+static void test_flat_random(void) {
+  static const int threads[3] = {0, 1, 2};
+  th_sweep sw;
+  th_sweep_init(&sw, threads, 3);
+  int n_err = 0, by_rank[4] = {0};
+  for (int i = 0; i < FLAT_CASES; i++) {
+    as_case c;
+    gen_flat_case(&c, i);
+    n_err += c.expect != LLMK_SUCCESS;
+    by_rank[c.L[T_BT].rank]++;
+    char label[160];
+    snprintf(label, sizeof label,
+             "flat case %d (ns=%" PRId64 " nq=%" PRId64 " bs=%" PRId64
+             " table rank %d numel %" PRId64 ")",
+             i, c.ns, c.nq, c.bs, c.L[T_BT].rank, lay_numel(&c.L[T_BT]));
+    sweep_case w;
+    memset(&w, 0, sizeof w);
+    w.c = &c;
+    w.seed = 5000 + (uint64_t)i;
+    th_sweep_run(&sw, 1, NULL, label, sweep_one, &w);
+    if (w.have) tset_free(&w.last);
+    case_free(&c);
+  }
+  printf(
+      "flat random cases: %d (%d expected INVALID_VALUE; tables of rank 1/2/3: "
+      "%d/%d/%d), every isa x ctx NULL, 1 thread, 2 threads\n",
+      FLAT_CASES, n_err, by_rank[1], by_rank[2], by_rank[3]);
+  th_sweep_free(&sw);
+}
+
+/* The flat base call: 4 rows, 3 queries, bs 16, block_tables [4, 2, 3] (numel 24,
+ * row_len 6); row 2's position 100 looks up flat[6], beyond its own row of 6. */
+static void flat_fx(as_case *c) {
+  memset(c, 0, sizeof *c);
+  c->flat = 1;
+  c->ns = 4;
+  c->nq = 3;
+  c->bs = 16;
+  int64_t samp[2] = {3, 1}, bt[3] = {4, 2, 3};
+  for (int k = 0; k < T_SPEC; k++) {
+    c->has[k] = c->pass[k] = 1;
+    lay_make(&c->L[k], LLMK_I64, 1, 4, 0, 0);
+  }
+  c->L[T_SAMP].rank = 2;
+  memcpy(c->L[T_SAMP].shape, samp, sizeof samp);
+  th_contiguous_strides(2, samp, c->L[T_SAMP].strides);
+  c->L[T_BT].rank = 3;
+  memcpy(c->L[T_BT].shape, bt, sizeof bt);
+  th_contiguous_strides(3, bt, c->L[T_BT].strides);
+  case_alloc(c);
+  static const int64_t seq[4] = {5, 40, 100, 9};
+  for (int64_t q = 0; q < 4; q++) {
+    c->v[T_TOK][q] = 900 + q;
+    c->v[T_POS][q] = 800 + q;
+    c->v[T_SLOT][q] = 700 + q;
+    c->v[T_SEQ][q] = seq[q];
+  }
+  for (int64_t q = 0; q < 3; q++) c->v[T_SAMP][q] = 1000 + q;
+  for (int64_t i = 0; i < 24; i++) c->v[T_BT][i] = 10 * i + 1;
+}
+
+enum {
+  F_RANK0,
+  F_DIM0,
+  F_FEW,
+  F_NULL,
+  F_NULL_WS,
+  F_NULL_PLAN,
+  F_NO_DATA,
+  F_DTYPE,
+  F_NEG_STRIDE,
+  F_NUM_SEQS,
+  F_NUM_QUERIES,
+  F_BLOCK_SIZE,
+  /* phase 2 */
+  F_OK,
+  F_NEG_SEQ,
+  F_SEQ_MAX,
+  F_BEYOND,
+  F_NEG_BLOCK,
+  F_SLOT_OVF,
+  F_SLOT_I32,
+  F_TOK_I32,
+  F_SEQ_I32,
+  F_POS_I32
+};
+
+typedef struct flat_row {
+  const char *name;
+  int defect, tensor;
+  int64_t a;
+  llmk_status expect;
+  int phase; /* 1, or 2 (0: must succeed) */
+  const char *msg;
+} flat_row;
+
+#define FR1(n, d, k, a, st, m) \
+  { n, d, k, a, LLMK_ERROR_##st, 1, m }
+#define FR1T(n, d, st)                                                    \
+  FR1(n " input_tokens", d, T_TOK, 0, st, "input_tokens"),                \
+      FR1(n " sampled_token_ids", d, T_SAMP, 0, st, "sampled_token_ids"), \
+      FR1(n " input_positions", d, T_POS, 0, st, "input_positions"),      \
+      FR1(n " seq_lens", d, T_SEQ, 0, st, "seq_lens"),                    \
+      FR1(n " slot_mapping", d, T_SLOT, 0, st, "slot_mapping"),           \
+      FR1(n " block_tables", d, T_BT, 0, st, "block_tables")
+
+static const flat_row flat_rows[] = {
+    FR1T("flat rank 0", F_RANK0, INVALID_SHAPE),
+    FR1T("flat dim 0 + 1", F_DIM0, INVALID_SHAPE),
+    FR1T("flat fewer elements than rows", F_FEW, INVALID_SHAPE),
+    FR1T("flat NULL", F_NULL, NULL_POINTER),
+    FR1T("flat data NULL", F_NO_DATA, NULL_POINTER),
+    FR1T("flat f32", F_DTYPE, INVALID_DTYPE),
+    FR1T("flat negative stride", F_NEG_STRIDE, INVALID_SHAPE),
+    FR1("flat NULL workspace_size", F_NULL_WS, -1, 0, NULL_POINTER, "workspace_size"),
+    FR1("flat NULL plan", F_NULL_PLAN, -1, 0, NULL_POINTER, "plan"),
+    FR1("flat num_seqs -1", F_NUM_SEQS, -1, -1, INVALID_ATTRIBUTE, "num_seqs"),
+    FR1("flat num_queries -1", F_NUM_QUERIES, -1, -1, INVALID_ATTRIBUTE, "num_queries"),
+    FR1("flat num_queries > num_seqs", F_NUM_QUERIES, -1, 5, INVALID_ATTRIBUTE,
+        "num_queries"),
+    FR1("flat block_size 0", F_BLOCK_SIZE, -1, 0, INVALID_ATTRIBUTE, "block_size"),
+    {"flat valid (row 2 beyond its own row)", F_OK, -1, 0, LLMK_SUCCESS, 0, NULL},
+    {"flat seq_lens[2] < 0", F_NEG_SEQ, T_SEQ, -1, LLMK_ERROR_INVALID_VALUE, 2,
+     "seq_lens"},
+    {"flat seq_lens[2] INT64_MAX", F_SEQ_MAX, T_SEQ, 0, LLMK_ERROR_INVALID_VALUE, 2,
+     "seq_lens"},
+    {"flat pos / block_size == numel", F_BEYOND, T_SEQ, 24 * 16, LLMK_ERROR_INVALID_VALUE,
+     2, "block_tables|numel"},
+    {"flat pos / block_size > numel", F_BEYOND, T_SEQ, 1000 * 16,
+     LLMK_ERROR_INVALID_VALUE, 2, "block_tables|numel"},
+    {"flat negative block id", F_NEG_BLOCK, T_BT, -5, LLMK_ERROR_INVALID_VALUE, 2,
+     "block_tables|block"},
+    {"flat slot overflows (block + row offset)", F_SLOT_OVF, T_BT, INT64_MAX / 16 - 1,
+     LLMK_ERROR_INVALID_VALUE, 2, "slot_mapping|overflow"},
+    {"flat slot_mapping i32 does not fit", F_SLOT_I32, T_SLOT, INT64_C(1) << 28,
+     LLMK_ERROR_INVALID_VALUE, 2, "slot_mapping"},
+    {"flat input_tokens i32 does not fit", F_TOK_I32, T_TOK, INT64_C(1) << 40,
+     LLMK_ERROR_INVALID_VALUE, 2, "input_tokens"},
+    {"flat seq_lens i32 + 1 does not fit", F_SEQ_I32, T_SEQ, INT32_MAX,
+     LLMK_ERROR_INVALID_VALUE, 2, "seq_lens"},
+    {"flat input_positions i32 does not fit", F_POS_I32, T_POS, INT64_C(1) << 40,
+     LLMK_ERROR_INVALID_VALUE, 2, "input_positions"},
+};
+
+/* Value defects, before the tensors are built (row 2, a query). */
+static void flat_pre(as_case *c, const flat_row *r) {
+  switch (r->defect) {
+    case F_NEG_SEQ:
+    case F_BEYOND:
+      c->v[T_SEQ][2] = r->a;
+      break;
+    case F_SEQ_MAX:
+      c->v[T_SEQ][2] = INT64_MAX;
+      break;
+    case F_NEG_BLOCK:
+    case F_SLOT_OVF:
+      c->v[T_BT][c->v[T_SEQ][2] / c->bs] = r->a;
+      break;
+    case F_SLOT_I32:
+      c->L[T_SLOT].dtype = LLMK_I32;
+      c->v[T_BT][c->v[T_SEQ][2] / c->bs] = r->a;
+      break;
+    case F_TOK_I32:
+      c->L[T_TOK].dtype = LLMK_I32;
+      c->v[T_SAMP][2] = r->a;
+      break;
+    case F_SEQ_I32: /* a block size that keeps INT32_MAX / bs inside the table */
+      c->L[T_SEQ].dtype = LLMK_I32;
+      c->bs = INT64_C(1) << 28;
+      c->v[T_SEQ][2] = r->a;
+      break;
+    case F_POS_I32: /* the position fits i64 seq_lens, not an i32 input_positions */
+      c->L[T_POS].dtype = LLMK_I32;
+      c->bs = INT64_C(1) << 36;
+      c->v[T_SEQ][2] = r->a;
+      break;
+    default:
+      break;
+  }
+}
+
+/* Descriptor defects, after the tensors are built. */
+static void flat_post(tset *s, as_case *c, const flat_row *r) {
+  llmk_tensor *t = r->tensor >= 0 ? &s->x[r->tensor].t : NULL;
+  switch (r->defect) {
+    case F_RANK0:
+      t->rank = 0;
+      break;
+    case F_DIM0:
+      t->shape[0]++;
+      break;
+    case F_FEW: /* [rows, 0]: no elements */
+      t->shape[t->rank] = 0;
+      t->strides[t->rank] = 1;
+      t->rank++;
+      break;
+    case F_NULL:
+      s->pass[r->tensor] = 0;
+      break;
+    case F_NO_DATA:
+      t->data = NULL;
+      break;
+    case F_DTYPE:
+      t->dtype = LLMK_F32;
+      break;
+    case F_NEG_STRIDE:
+      t->strides[0] = -1;
+      break;
+    case F_NUM_SEQS:
+      c->ns = r->a;
+      break;
+    case F_NUM_QUERIES:
+      c->nq = r->a;
+      break;
+    case F_BLOCK_SIZE:
+      c->bs = r->a;
+      break;
+    default:
+      break;
+  }
+}
+
+static void flat_row_run(const void *row, int idx, void *user) {
+  (void)idx;
+  (void)user;
+  static int sentinel;
+  const flat_row *r = row;
+  as_case c;
+  flat_fx(&c);
+  flat_pre(&c, r);
+  if (r->phase != 1) {
+    llmk_status want = case_expect(&c);
+    TU_CHECK(want == r->expect, "%s: reference predicts %d, table says %d", r->name,
+             (int)want, (int)r->expect);
+  }
+  tset s, e;
+  tset_build(&s, &c, 31);
+  tset_copy(&e, &s);
+  flat_post(&s, &c, r);
+  th_snap snap = {0};
+  for (int k = 0; k < T_SPEC; k++) th_snap_add(&snap, &s.x[k].buf, tname[k]);
+  size_t ws = 12345;
+  llmk_plan *plan = (llmk_plan *)(void *)&sentinel;
+  th_reset_error();
+  llmk_status st = call_p1(&s, c.ns, c.nq, c.bs, r->defect == F_NULL_WS ? NULL : &ws,
+                           r->defect == F_NULL_PLAN ? NULL : &plan);
+  if (r->phase == 1) {
+    th_check_refused(r->name, st, r->expect, r->defect == F_NULL_PLAN ? NULL : &plan,
+                     r->defect == F_NULL_WS ? NULL : &ws, "advance_step", r->msg);
+    if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+    th_snap_unchanged(&snap, r->name);
+  } else {
+    TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", r->name, (int)st,
+             llmk_last_error());
+    if (st == LLMK_SUCCESS && plan) {
+      th_reset_error();
+      st = run_plan(plan, ws, NULL);
+      TU_CHECK(st == r->expect, "%s: phase 2 status %d, expected %d ('%s')", r->name,
+               (int)st, (int)r->expect, st ? llmk_last_error() : "");
+      if (r->expect != LLMK_SUCCESS) {
+        TU_CHECK(st == LLMK_SUCCESS || msg_ok(r->msg),
+                 "%s: message '%s' should start with 'advance_step:' and name %s",
+                 r->name, llmk_last_error(), r->msg);
+        th_snap_unchanged(&snap, r->name);
+      } else {
+        tset_store_out(&e, &c);
+        tset_same(&s, &e, &c, r->name);
+      }
+    }
+  }
+  th_snap_free(&snap);
+  tset_free(&s);
+  tset_free(&e);
+  case_free(&c);
+}
+
+/* The formula by hand: a rank-1 table (row_len 1) and a padding row. */
+static void test_flat_sample(void) {
+  as_case c = {0};
+  c.flat = 1;
+  c.ns = 3;
+  c.nq = 2;
+  c.bs = 4;
+  for (int k = 0; k < T_SPEC; k++) {
+    c.has[k] = c.pass[k] = 1;
+    lay_make(&c.L[k], k == T_SAMP || k == T_SLOT ? LLMK_I32 : LLMK_I64,
+             k == T_SAMP ? 2 : 1, k == T_SAMP ? 2 : 3, 1, k == T_SAMP ? 4 : 1);
+  }
+  case_alloc(&c);
+  static const int64_t bt[3] = {10, 20, 30}, seq[3] = {5, 9, 7}, samp[2] = {77, 88};
+  static const int64_t etok[3] = {77, 88, 0}, epos[3] = {5, 9, 0}, eseq[3] = {6, 10, 7},
+                       eslot[3] = {20 * 4 + 1, (30 + 1) * 4 + 1, -1};
+  for (int q = 0; q < 3; q++) {
+    c.v[T_BT][q] = bt[q];
+    c.v[T_SEQ][q] = seq[q];
+    c.v[T_TOK][q] = c.v[T_POS][q] = c.v[T_SLOT][q] = 55;
+  }
+  for (int q = 0; q < 2; q++) c.v[T_SAMP][q] = samp[q];
+  TU_CHECK(case_expect(&c) == LLMK_SUCCESS, "flat sample: reference refuses");
+  TU_CHECK(same_vals(c.out[T_TOK], etok, 3) && same_vals(c.out[T_POS], epos, 3) &&
+               same_vals(c.out[T_SEQ], eseq, 3) && same_vals(c.out[T_SLOT], eslot, 3),
+           "flat sample: the reference disagrees with the formula");
+  c.expect = LLMK_SUCCESS;
+  run_case(&c, 41, NULL, "flat sample (rank-1 table, padding row)");
+  case_free(&c);
+}
+
+static void test_flat(void) {
+  test_flat_sample();
+  th_run_table("flat error table", flat_rows,
+               (int)(sizeof flat_rows / sizeof flat_rows[0]), sizeof flat_rows[0],
+               flat_row_run, NULL);
+  test_flat_random();
+}
+
 static double now_s(void) {
   struct timespec ts;
   timespec_get(&ts, TIME_UTC);
@@ -1424,6 +1841,7 @@ int main(void) {
   double t2 = now_s();
   test_lifecycle();
   test_random_and_determinism();
+  test_flat();
   double t3 = now_s();
   printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n",
          t3 - t0, t1 - t0, t2 - t1, t3 - t2);

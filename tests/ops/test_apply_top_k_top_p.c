@@ -14,8 +14,8 @@
 
 #include "apply_top_k_top_p_ref.h"
 #include "convert_ref.h"
+#include "harness.h"
 #include "llmk/llmk.h"
-#include "test_util.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define TK_SAN 1
@@ -23,22 +23,7 @@
 #define TK_SAN 0
 #endif
 
-static void die(const char *what) {
-  fprintf(stderr, "test bug: %s\n", what);
-  exit(2);
-}
-
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) die("out of memory");
-  return p;
-}
-
 /* ----------------------------------------------------------- dtype helpers */
-
-static size_t dsz(llmk_dtype dt) {
-  return llmk_dtype_size(dt);
-}
 
 static uint32_t enc(llmk_dtype dt, float v) {
   if (dt == LLMK_F32) {
@@ -67,7 +52,7 @@ static uint32_t ninf_bits(llmk_dtype dt) {
 }
 
 static void putb(llmk_dtype dt, void *base, int64_t off, uint32_t bits) {
-  char *p = (char *)base + off * (int64_t)dsz(dt);
+  char *p = (char *)base + off * (int64_t)th_dtype_size(dt);
   if (dt == LLMK_F32) {
     memcpy(p, &bits, 4);
   } else {
@@ -77,7 +62,7 @@ static void putb(llmk_dtype dt, void *base, int64_t off, uint32_t bits) {
 }
 
 static uint32_t getb(llmk_dtype dt, const void *base, int64_t off) {
-  const char *p = (const char *)base + off * (int64_t)dsz(dt);
+  const char *p = (const char *)base + off * (int64_t)th_dtype_size(dt);
   if (dt == LLMK_F32) {
     uint32_t u;
     memcpy(&u, p, 4);
@@ -117,12 +102,12 @@ static const char *dname(llmk_dtype dt) {
 static void t2(llmk_tensor *t, llmk_dtype dt, int64_t d0, int64_t d1, const int64_t *st,
                void *data) {
   int64_t sh[2] = {d0, d1};
-  if (llmk_tensor_init(t, dt, 2, sh, st, data) != LLMK_SUCCESS) die("tensor_init 2");
+  if (llmk_tensor_init(t, dt, 2, sh, st, data) != LLMK_SUCCESS) th_die("tensor_init 2");
 }
 
 static void t1(llmk_tensor *t, llmk_dtype dt, int64_t n, void *data) {
   int64_t sh[1] = {n};
-  if (llmk_tensor_init(t, dt, 1, sh, NULL, data) != LLMK_SUCCESS) die("tensor_init 1");
+  if (llmk_tensor_init(t, dt, 1, sh, NULL, data) != LLMK_SUCCESS) th_die("tensor_init 1");
 }
 
 /* Layout kinds of a [B, V] tensor: 0 contiguous, 1 padded rows, 2 transposed storage
@@ -223,12 +208,12 @@ static long n_regen;
 
 static void case_alloc(tcase *c) {
   int64_t n = c->B * c->V;
-  c->x = xmalloc((size_t)n * sizeof(float));
-  c->keep = xmalloc((size_t)n);
-  c->k = xmalloc((size_t)(c->B + 1) * sizeof(int64_t));
-  c->p = xmalloc((size_t)(c->B + 1) * sizeof(float));
-  c->mp = xmalloc((size_t)(c->B + 1) * sizeof(float));
-  c->nkept = xmalloc((size_t)(c->B + 1) * sizeof(int64_t));
+  c->x = th_xmalloc((size_t)n * sizeof(float));
+  c->keep = th_xmalloc((size_t)n);
+  c->k = th_xmalloc((size_t)(c->B + 1) * sizeof(int64_t));
+  c->p = th_xmalloc((size_t)(c->B + 1) * sizeof(float));
+  c->mp = th_xmalloc((size_t)(c->B + 1) * sizeof(float));
+  c->nkept = th_xmalloc((size_t)(c->B + 1) * sizeof(int64_t));
 }
 
 static void case_free(tcase *c) {
@@ -312,7 +297,7 @@ static void case_fill(tcase *c, int kind) {
       c->nkept[r] = in.kept;
       if (row_safe(&in, c, r)) break;
       n_regen++;
-      if (tries > 40) die("cannot generate a row away from the boundary");
+      if (tries > 40) th_die("cannot generate a row away from the boundary");
     }
   }
 }
@@ -325,7 +310,7 @@ static void case_fill(tcase *c, int kind) {
 static llmk_status run_apply(const tcase *c, llmk_context *ctx, uint32_t *bits,
                              int64_t *kept_out, const char *label) {
   llmk_dtype dt = c->dt;
-  size_t es = dsz(dt);
+  size_t es = th_dtype_size(dt);
   int64_t B = c->B, V = c->V, si[2], so[2];
   lay_strides(c->lin, B, V, si);
   lay_strides(c->inplace ? c->lin : c->lout, B, V, so);
@@ -337,7 +322,7 @@ static llmk_status run_apply(const tcase *c, llmk_context *ctx, uint32_t *bits,
   for (int64_t r = 0; r < B; r++)
     for (int64_t v = 0; v < V; v++)
       putb(dt, lb.data, r * si[0] + v * si[1], enc(dt, c->x[r * V + v]));
-  unsigned char *lcopy = xmalloc(lb.size);
+  unsigned char *lcopy = th_xmalloc(lb.size);
   memcpy(lcopy, lb.data, lb.size);
   void *odata = c->inplace ? lb.data : ob.data;
 
@@ -367,7 +352,7 @@ static llmk_status run_apply(const tcase *c, llmk_context *ctx, uint32_t *bits,
     st = llmk_apply_top_k_top_p_get_workspace_size(&L, c->has_p ? &P : NULL,
                                                    c->has_k ? &K : NULL, &O, &ws, &plan);
   if (st == LLMK_SUCCESS) {
-    void *w = ws ? xmalloc(ws) : NULL;
+    void *w = ws ? th_xmalloc(ws) : NULL;
     st = llmk_apply_top_k_top_p(w, ws, plan, ctx);
     free(w);
   } else {
@@ -454,8 +439,8 @@ static int check_vs_ref(const tcase *c, const uint32_t *bits, const int64_t *kep
 static void run_and_check(const tcase *c, const char *what) {
   char label[256];
   case_label(c, label, sizeof label, what);
-  uint32_t *bits = xmalloc((size_t)(c->B * c->V) * 4 + 4);
-  int64_t *kept = xmalloc((size_t)(c->B + 1) * 8);
+  uint32_t *bits = th_xmalloc((size_t)(c->B * c->V) * 4 + 4);
+  int64_t *kept = th_xmalloc((size_t)(c->B + 1) * 8);
   llmk_status st = run_apply(c, NULL, bits, kept, label);
   TU_CHECK(st == LLMK_SUCCESS, "%s: status %d (%s)", label, (int)st, llmk_last_error());
   if (st == LLMK_SUCCESS) check_vs_ref(c, bits, kept, label);
@@ -480,7 +465,7 @@ static void test_sample(void) {
   llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(&L, &P, &K, &O, &ws, &plan);
   TU_CHECK(st == LLMK_SUCCESS, "sample: phase 1 %d %s", (int)st, llmk_last_error());
   if (st) return;
-  void *w = ws ? xmalloc(ws) : NULL;
+  void *w = ws ? th_xmalloc(ws) : NULL;
   st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
   free(w);
   TU_CHECK(st == LLMK_SUCCESS, "sample: run %d %s", (int)st, llmk_last_error());
@@ -600,7 +585,7 @@ static void test_special(void) {
     case_expect(&c);
     run_and_check(&c, "all -inf");
     {
-      uint32_t *bits = xmalloc((size_t)(c.B * c.V) * 4);
+      uint32_t *bits = th_xmalloc((size_t)(c.B * c.V) * 4);
       run_apply(&c, NULL, bits, NULL, "all -inf");
       int ok = 1;
       for (int64_t i = 0; i < c.B * c.V; i++) ok &= bits[i] == ninf_bits(c.dt);
@@ -630,7 +615,7 @@ static void test_special(void) {
       case_expect(&s);
       run_and_check(&s, "nan/inf");
       /* the documented behaviour, directly */
-      uint32_t *bits = xmalloc((size_t)(s.B * s.V) * 4);
+      uint32_t *bits = th_xmalloc((size_t)(s.B * s.V) * 4);
       if (run_apply(&s, NULL, bits, NULL, "nan/inf direct") == LLMK_SUCCESS)
         for (int64_t r = 0; r < s.B; r++) {
           int has_special = 0, nan_masked = 0, changed_by_p = 0;
@@ -694,17 +679,18 @@ static void test_bad_values(void) {
         for (int which = 0; which < 2; which++) { /* 0: p, 1: min_p */
           llmk_dtype dt = DTS[d], pdt = pf ? LLMK_F32 : dt;
           int64_t B = 3, V = 20;
-          tu_buf lb = tu_buf_alloc((size_t)(B * V) * dsz(dt)),
-                 ob = tu_buf_alloc((size_t)(B * V) * dsz(dt));
+          tu_buf lb = tu_buf_alloc((size_t)(B * V) * th_dtype_size(dt)),
+                 ob = tu_buf_alloc((size_t)(B * V) * th_dtype_size(dt));
           tu_buf pb = tu_buf_alloc((size_t)B * 4);
           for (int64_t i = 0; i < B * V; i++)
             putb(dt, lb.data, i, enc(dt, (float)gauss()));
           memset(ob.data, 0x33, ob.size);
           for (int64_t r = 0; r < B; r++) putb(pdt, pb.data, r, enc(pdt, 0.5f));
           putb(pdt, pb.data, 1, enc(pdt, bad[b]));
-          unsigned char *lc = xmalloc(lb.size), *oc = xmalloc(ob.size);
-          memcpy(lc, lb.data, lb.size);
-          memcpy(oc, ob.data, ob.size);
+          th_snap snap = {0};
+          th_snap_add(&snap, &lb, "logits");
+          th_snap_add(&snap, &ob, "out");
+          th_snap_add(&snap, &pb, "p");
           llmk_tensor L, O, P;
           t2(&L, dt, B, V, NULL, lb.data);
           t2(&O, dt, B, V, NULL, ob.data);
@@ -718,7 +704,7 @@ static void test_bad_values(void) {
           TU_CHECK(st == LLMK_SUCCESS, "bad value phase 1: %d %s", (int)st,
                    llmk_last_error());
           if (st == LLMK_SUCCESS) {
-            void *w = ws ? xmalloc(ws) : NULL;
+            void *w = ws ? th_xmalloc(ws) : NULL;
             st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
             free(w);
             const char *m = llmk_last_error();
@@ -728,12 +714,10 @@ static void test_bad_values(void) {
                      "%s %s=%g (%s): status %d '%s'", dname(dt), which ? "min_p" : "p",
                      (double)bad[b], dname(pdt), (int)st, m);
           }
-          TU_CHECK(memcmp(oc, ob.data, ob.size) == 0 &&
-                       memcmp(lc, lb.data, lb.size) == 0 && tu_buf_check(&ob) &&
-                       tu_buf_check(&lb) && tu_buf_check(&pb),
-                   "%s bad %s: buffers changed", dname(dt), which ? "min_p" : "p");
-          free(lc);
-          free(oc);
+          char lab[96];
+          snprintf(lab, sizeof lab, "%s bad %s", dname(dt), which ? "min_p" : "p");
+          th_snap_unchanged(&snap, lab);
+          th_snap_free(&snap);
           tu_buf_free(&lb);
           tu_buf_free(&ob);
           tu_buf_free(&pb);
@@ -753,7 +737,7 @@ static void test_nan_kth(void) {
   llmk_status st =
       llmk_apply_top_k_top_p_get_workspace_size(&L, NULL, &K, &O, &ws, &plan);
   if (st == LLMK_SUCCESS) {
-    void *w = ws ? xmalloc(ws) : NULL;
+    void *w = ws ? th_xmalloc(ws) : NULL;
     st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
     free(w);
   }
@@ -785,12 +769,13 @@ static void test_with_sorted(void) {
         llmk_dtype dt = c.dt;
         int64_t B = c.B, V = c.V, n = B * V;
         int use_logits = rep == 0;
-        tu_buf sv = tu_buf_alloc((size_t)n * dsz(dt)), si = tu_buf_alloc((size_t)n * 4),
-               lg = tu_buf_alloc((size_t)n * dsz(dt)),
-               ob = tu_buf_alloc((size_t)n * dsz(dt)), pb = tu_buf_alloc((size_t)B * 4),
-               kb = tu_buf_alloc((size_t)B * 8);
-        int64_t *idx = xmalloc((size_t)V * 8);
-        float *alt = xmalloc((size_t)n * 4);
+        tu_buf sv = tu_buf_alloc((size_t)n * th_dtype_size(dt)),
+               si = tu_buf_alloc((size_t)n * 4),
+               lg = tu_buf_alloc((size_t)n * th_dtype_size(dt)),
+               ob = tu_buf_alloc((size_t)n * th_dtype_size(dt)),
+               pb = tu_buf_alloc((size_t)B * 4), kb = tu_buf_alloc((size_t)B * 8);
+        int64_t *idx = th_xmalloc((size_t)V * 8);
+        float *alt = th_xmalloc((size_t)n * 4);
         for (int64_t r = 0; r < B; r++) {
           tkp_ref_argsort(c.x + r * V, V, idx);
           for (int64_t j = 0; j < V; j++) {
@@ -819,7 +804,7 @@ static void test_with_sorted(void) {
             &SV, &SI, c.has_p ? &P : NULL, c.has_k ? &K : NULL, use_logits ? &LG : NULL,
             &O, &ws, &plan);
         if (st == LLMK_SUCCESS) {
-          void *w = ws ? xmalloc(ws) : NULL;
+          void *w = ws ? th_xmalloc(ws) : NULL;
           st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
           free(w);
         }
@@ -850,14 +835,14 @@ static void test_with_sorted(void) {
                                   : -1;
             put_int(LLMK_I32, si.data, r * V + j, nv);
             memset(ob.data, 0x77, ob.size);
-            unsigned char *oc = xmalloc(ob.size);
-            memcpy(oc, ob.data, ob.size);
+            th_snap snap = {0};
+            th_snap_add(&snap, &ob, "out");
             plan = NULL;
             st = llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
                 &SV, &SI, c.has_p ? &P : NULL, c.has_k ? &K : NULL,
                 use_logits ? &LG : NULL, &O, &ws, &plan);
             if (st == LLMK_SUCCESS) {
-              void *w = ws ? xmalloc(ws) : NULL;
+              void *w = ws ? th_xmalloc(ws) : NULL;
               st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
               free(w);
             }
@@ -866,9 +851,8 @@ static void test_with_sorted(void) {
                     strncmp(llmk_last_error(), "apply_top_k_top_p_with_sorted:", 30) == 0,
                 "with_sorted bad index kind %d V=%" PRId64 ": status %d '%s'", e, V,
                 (int)st, llmk_last_error());
-            TU_CHECK(memcmp(oc, ob.data, ob.size) == 0 && tu_buf_check(&ob),
-                     "with_sorted bad index: out changed");
-            free(oc);
+            th_snap_unchanged(&snap, "with_sorted bad index");
+            th_snap_free(&snap);
             put_int(LLMK_I32, si.data, r * V + j, old);
           }
         free(idx);
@@ -898,10 +882,11 @@ typedef struct scase {
 static llmk_status run_sample(const scase *s, llmk_context *ctx, int64_t *ids) {
   int64_t B = s->B, V = s->V;
   llmk_dtype dt = s->dt;
-  tu_buf lb = tu_buf_alloc((size_t)(B * V) * dsz(dt)), kb = tu_buf_alloc((size_t)B * 8),
-         pb = tu_buf_alloc((size_t)B * 4), mb = tu_buf_alloc((size_t)B * 4),
-         tb = tu_buf_alloc((size_t)B * 4), sb = tu_buf_alloc((size_t)B * 8),
-         ofb = tu_buf_alloc((size_t)B * 8), ib = tu_buf_alloc((size_t)B * 8);
+  tu_buf lb = tu_buf_alloc((size_t)(B * V) * th_dtype_size(dt)),
+         kb = tu_buf_alloc((size_t)B * 8), pb = tu_buf_alloc((size_t)B * 4),
+         mb = tu_buf_alloc((size_t)B * 4), tb = tu_buf_alloc((size_t)B * 4),
+         sb = tu_buf_alloc((size_t)B * 8), ofb = tu_buf_alloc((size_t)B * 8),
+         ib = tu_buf_alloc((size_t)B * 8);
   for (int64_t i = 0; i < B * V; i++) putb(dt, lb.data, i, enc(dt, s->x[i]));
   for (int64_t r = 0; r < B; r++) {
     if (s->k) put_int(LLMK_I64, kb.data, r, s->k[r]);
@@ -927,7 +912,7 @@ static llmk_status run_sample(const scase *s, llmk_context *ctx, int64_t *ids) {
       &L, s->p ? &P : NULL, s->k ? &K : NULL, s->mp ? &M : NULL, s->temp ? &T : NULL, &S,
       s->off ? &OF : NULL, &I, &ws, &plan);
   if (st == LLMK_SUCCESS) {
-    void *w = ws ? xmalloc(ws) : NULL;
+    void *w = ws ? th_xmalloc(ws) : NULL;
     st = llmk_apply_top_k_top_p(w, ws, plan, ctx);
     free(w);
   }
@@ -971,10 +956,10 @@ static void test_sampling(void) {
       if (keep[i] && y[i] > m) m = y[i];
     double prob[V], sum = 0;
     for (int i = 0; i < V; i++) sum += prob[i] = keep[i] ? exp((double)y[i] - m) : 0.0;
-    float *x = xmalloc((size_t)(B * V) * 4), *pp = xmalloc((size_t)B * 4),
-          *tt = xmalloc((size_t)B * 4);
-    int64_t *kk = xmalloc((size_t)B * 8), *sd = xmalloc((size_t)B * 8),
-            *ids = xmalloc((size_t)B * 8);
+    float *x = th_xmalloc((size_t)(B * V) * 4), *pp = th_xmalloc((size_t)B * 4),
+          *tt = th_xmalloc((size_t)B * 4);
+    int64_t *kk = th_xmalloc((size_t)B * 8), *sd = th_xmalloc((size_t)B * 8),
+            *ids = th_xmalloc((size_t)B * 8);
     for (int64_t r = 0; r < B; r++) {
       memcpy(x + r * V, base, sizeof base);
       pp[r] = 0.9f;
@@ -1006,7 +991,7 @@ static void test_sampling(void) {
     TU_CHECK(outside == 0, "freq: %ld ids outside the kept set", outside);
     TU_CHECK(chi < crit, "freq: chi2 %.2f >= %.2f", chi, crit);
     /* same (seed, offset) twice: same ids; another offset / seed: other draws */
-    int64_t *ids2 = xmalloc((size_t)B * 8), *of = xmalloc((size_t)B * 8);
+    int64_t *ids2 = th_xmalloc((size_t)B * 8), *of = th_xmalloc((size_t)B * 8);
     s.ids64 = 0;
     run_sample(&s, NULL, ids2);
     TU_CHECK(memcmp(ids, ids2, (size_t)B * 8) == 0, "sample: same seed gave other ids");
@@ -1017,7 +1002,7 @@ static void test_sampling(void) {
     for (int64_t r = 0; r < B; r++) diff += ids[r] != ids2[r];
     TU_CHECK(diff > B / 4, "sample: offset 1 changed only %ld of %" PRId64 " draws", diff,
              B);
-    int64_t *ids3 = xmalloc((size_t)B * 8);
+    int64_t *ids3 = th_xmalloc((size_t)B * 8);
     run_sample(&s, NULL, ids3);
     TU_CHECK(memcmp(ids3, ids2, (size_t)B * 8) == 0,
              "sample: same offset gave other ids");
@@ -1036,11 +1021,11 @@ static void test_sampling(void) {
     for (int vi = 0; vi < NVS; vi++) {
       llmk_dtype dt = DTS[d];
       int64_t B = 16, V = Vs[vi];
-      float *x = xmalloc((size_t)(B * V) * 4), *tt = xmalloc((size_t)B * 4),
-            *pp = xmalloc((size_t)B * 4), *y = xmalloc((size_t)V * 4);
-      int64_t *kk = xmalloc((size_t)B * 8), *sd = xmalloc((size_t)B * 8),
-              *ids = xmalloc((size_t)B * 8);
-      unsigned char *keep = xmalloc((size_t)V);
+      float *x = th_xmalloc((size_t)(B * V) * 4), *tt = th_xmalloc((size_t)B * 4),
+            *pp = th_xmalloc((size_t)B * 4), *y = th_xmalloc((size_t)V * 4);
+      int64_t *kk = th_xmalloc((size_t)B * 8), *sd = th_xmalloc((size_t)B * 8),
+              *ids = th_xmalloc((size_t)B * 8);
+      unsigned char *keep = th_xmalloc((size_t)V);
       for (int64_t r = 0; r < B; r++) {
         gen_row(x + r * V, V, (int)(r % G_COUNT), dt);
         kk[r] = pick_k(V);
@@ -1068,7 +1053,7 @@ static void test_sampling(void) {
           if (in.margin_p >= 64) break;
           n_regen++;
           gen_row(x + r * V, V, G_NORMAL, dt);
-          if (tries > 40) die("sampling row");
+          if (tries > 40) th_die("sampling row");
         }
       }
       s.p = pp;
@@ -1111,23 +1096,6 @@ static void test_sampling(void) {
 }
 
 /* ------------------------------------------------------- 7: error table */
-
-static void reset_error(void) {
-  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
-}
-
-static void err_check(const char *name, llmk_status st, llmk_status expect, size_t ws,
-                      llmk_plan *plan, const char *op, const char *arg) {
-  const char *m = llmk_last_error();
-  TU_CHECK(st == expect, "%s: status %d, expected %d ('%s')", name, (int)st, (int)expect,
-           m);
-  TU_CHECK(plan == NULL, "%s: plan not NULL", name);
-  TU_CHECK(ws == 0, "%s: workspace_size %zu", name, ws);
-  TU_CHECK(strncmp(m, op, strlen(op)) == 0 && (!arg || strstr(m, arg)),
-           "%s: message '%s' should start with '%s' and name '%s'", name, m, op,
-           arg ? arg : "-");
-  if (plan) llmk_plan_destroy(plan);
-}
 
 static void test_errors(void) {
   float lg[10] = {0}, out[10], pv[2] = {0.5f, 0.5f}, fk[2] = {1, 1};
@@ -1191,34 +1159,34 @@ static void test_errors(void) {
   for (size_t i = 0; i < sizeof A / sizeof A[0]; i++) {
     size_t ws = 77;
     llmk_plan *plan = (llmk_plan *)&ws;
-    reset_error();
+    th_reset_error();
     llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(
         A[i].l, A[i].p, A[i].k, A[i].o, A[i].null_ws ? NULL : &ws,
         A[i].null_plan ? NULL : &plan);
-    err_check(A[i].name, st, A[i].e, A[i].null_ws ? 0 : ws, A[i].null_plan ? NULL : plan,
-              "apply_top_k_top_p:", A[i].arg);
+    th_check_refused(A[i].name, st, A[i].e, A[i].null_plan ? NULL : &plan,
+                     A[i].null_ws ? NULL : &ws, "apply_top_k_top_p", A[i].arg);
   }
   /* min-p entry */
   {
     size_t ws = 77;
     llmk_plan *plan = (llmk_plan *)&ws;
-    reset_error();
+    th_reset_error();
     llmk_status st = llmk_apply_top_k_top_p_min_p_get_workspace_size(
         &L, NULL, NULL, &M2, &O, NULL, &ws, &plan);
-    err_check("min_p rank 2", st, LLMK_ERROR_INVALID_SHAPE, ws, plan,
-              "apply_top_k_top_p:", "min_p");
+    th_check_refused("min_p rank 2", st, LLMK_ERROR_INVALID_SHAPE, &plan, &ws,
+                     "apply_top_k_top_p", "min_p");
     ws = 77;
     plan = (llmk_plan *)&ws;
     st = llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, &P, NULL, NULL, &O, &KEf,
                                                          &ws, &plan);
-    err_check("kept f32", st, LLMK_ERROR_INVALID_DTYPE, ws, plan,
-              "apply_top_k_top_p:", "kept");
+    th_check_refused("kept f32", st, LLMK_ERROR_INVALID_DTYPE, &plan, &ws,
+                     "apply_top_k_top_p", "kept");
     ws = 77;
     plan = (llmk_plan *)&ws;
     st = llmk_apply_top_k_top_p_min_p_get_workspace_size(&L, NULL, NULL, NULL, &O, NULL,
                                                          &ws, &plan);
-    err_check("p,k,min_p NULL", st, LLMK_ERROR_NULL_POINTER, ws, plan,
-              "apply_top_k_top_p:", NULL);
+    th_check_refused("p,k,min_p NULL", st, LLMK_ERROR_NULL_POINTER, &plan, &ws,
+                     "apply_top_k_top_p", NULL);
   }
   /* with_sorted */
   struct {
@@ -1238,11 +1206,11 @@ static void test_errors(void) {
   for (size_t i = 0; i < sizeof W / sizeof W[0]; i++) {
     size_t ws = 77;
     llmk_plan *plan = (llmk_plan *)&ws;
-    reset_error();
+    th_reset_error();
     llmk_status st = llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
         W[i].sv, W[i].si, &P, &K, W[i].l, &O, &ws, &plan);
-    err_check(W[i].name, st, W[i].e, ws, plan,
-              "apply_top_k_top_p_with_sorted:", W[i].arg);
+    th_check_refused(W[i].name, st, W[i].e, &plan, &ws, "apply_top_k_top_p_with_sorted",
+                     W[i].arg);
   }
   /* sampling */
   struct {
@@ -1263,10 +1231,11 @@ static void test_errors(void) {
   for (size_t i = 0; i < sizeof Sm / sizeof Sm[0]; i++) {
     size_t ws = 77;
     llmk_plan *plan = (llmk_plan *)&ws;
-    reset_error();
+    th_reset_error();
     llmk_status st = llmk_sample_top_k_top_p_get_workspace_size(
         Sm[i].l, &P, &K, NULL, Sm[i].t, Sm[i].s, NULL, Sm[i].i, &ws, &plan);
-    err_check(Sm[i].name, st, Sm[i].e, ws, plan, "sample_top_k_top_p:", Sm[i].arg);
+    th_check_refused(Sm[i].name, st, Sm[i].e, &plan, &ws, "sample_top_k_top_p",
+                     Sm[i].arg);
   }
 }
 
@@ -1348,14 +1317,14 @@ static void test_paths(void) {
             c.nkept[r] = in.kept;
             if (row_safe(&in, &c, r)) break;
             n_regen++;
-            if (tries > 40) die("cannot generate a row away from the boundary");
+            if (tries > 40) th_die("cannot generate a row away from the boundary");
           }
         }
         char label[256];
         case_label(&c, label, sizeof label, pname[path]);
         for (int t = 0; t < 2; t++) {
-          uint32_t *bits = xmalloc((size_t)(c.B * c.V) * 4);
-          int64_t *kept = xmalloc((size_t)(c.B + 1) * 8);
+          uint32_t *bits = th_xmalloc((size_t)(c.B * c.V) * 4);
+          int64_t *kept = th_xmalloc((size_t)(c.B + 1) * 8);
           llmk_status st = run_apply(&c, t ? ctx2 : NULL, bits, kept, label);
           TU_CHECK(st == LLMK_SUCCESS, "%s threads %d: %d %s", label, t + 1, (int)st,
                    llmk_last_error());
@@ -1372,11 +1341,36 @@ static void test_paths(void) {
 
 /* -------------------------------------------------- 8: determinism */
 
+/* th_sweep_run's callback: apply and sample on one case with the ISA in force; every
+ * run is checked against the reference, and the sweep compares their bytes. */
+typedef struct det_case {
+  const tcase *c;
+  const scase *s;
+  uint32_t *bits;
+  int64_t *kept, *ids;
+} det_case;
+
+static int det_one(void *user, llmk_context *ctx, int ctx_index, const char *label,
+                   th_out *out) {
+  (void)ctx_index;
+  det_case *d = user;
+  const tcase *c = d->c;
+  llmk_status st = run_apply(c, ctx, d->bits, d->kept, label);
+  llmk_status st2 = run_sample(d->s, ctx, d->ids);
+  TU_CHECK(st == LLMK_SUCCESS && st2 == LLMK_SUCCESS, "%s: %d %d %s", label, (int)st,
+           (int)st2, llmk_last_error());
+  if (st != LLMK_SUCCESS || st2 != LLMK_SUCCESS) return 0;
+  check_vs_ref(c, d->bits, d->kept, label);
+  th_out_add(out, d->bits, (size_t)(c->B * c->V) * 4);
+  if (c->kept) th_out_add(out, d->kept, (size_t)c->B * 8);
+  th_out_add(out, d->ids, (size_t)c->B * 8);
+  return 1;
+}
+
 static void test_determinism(void) {
-  llmk_context *ctx[3] = {NULL, NULL, NULL};
-  TU_CHECK(llmk_context_create(1, &ctx[1]) == LLMK_SUCCESS && ctx[1], "context(1)");
-  TU_CHECK(llmk_context_create(2, &ctx[2]) == LLMK_SUCCESS && ctx[2], "context(2)");
-  llmk_isa native = llmk_get_native_isa();
+  static const int threads[3] = {0, 1, 2};
+  th_sweep sw;
+  th_sweep_init(&sw, threads, 3);
   enum { NC = 8 };
   for (int ci = 0; ci < NC; ci++) {
     tcase c = {0};
@@ -1396,12 +1390,8 @@ static void test_determinism(void) {
     c.kept = ci % 3;
     case_alloc(&c);
     case_fill(&c, -1);
-    int64_t n = c.B * c.V;
-    uint32_t *b0 = xmalloc((size_t)n * 4), *b1 = xmalloc((size_t)n * 4);
-    int64_t *k0 = xmalloc((size_t)c.B * 8 + 8), *k1 = xmalloc((size_t)c.B * 8 + 8);
-    int64_t *i0 = xmalloc((size_t)c.B * 8), *i1 = xmalloc((size_t)c.B * 8),
-            *sd = xmalloc((size_t)c.B * 8);
-    float *tt = xmalloc((size_t)c.B * 4);
+    int64_t *sd = th_xmalloc((size_t)c.B * 8);
+    float *tt = th_xmalloc((size_t)c.B * 4);
     for (int64_t r = 0; r < c.B; r++) {
       sd[r] = (int64_t)(tu_rand_u64() >> 1);
       tt[r] = r % 3 == 0 ? 0.0f : 0.8f;
@@ -1417,46 +1407,21 @@ static void test_determinism(void) {
                sd,
                NULL,
                ci % 2};
-    int first = 1;
+    det_case d = {&c, &s, th_xmalloc((size_t)(c.B * c.V) * 4),
+                  th_xmalloc((size_t)c.B * 8 + 8), th_xmalloc((size_t)c.B * 8)};
     char label[256];
     case_label(&c, label, sizeof label, "determinism");
-    for (int isa = LLMK_ISA_SCALAR; isa <= (int)native; isa++) {
-      llmk_set_max_isa((llmk_isa)isa);
-      for (int t = 0; t < 3; t++) {
-        llmk_status st = run_apply(&c, ctx[t], first ? b0 : b1, first ? k0 : k1, label);
-        llmk_status st2 = run_sample(&s, ctx[t], first ? i0 : i1);
-        TU_CHECK(st == LLMK_SUCCESS && st2 == LLMK_SUCCESS,
-                 "%s isa %s threads %d: %d %d %s", label, llmk_isa_name((llmk_isa)isa), t,
-                 (int)st, (int)st2, llmk_last_error());
-        if (first) {
-          check_vs_ref(&c, b0, k0, label);
-          first = 0;
-        } else {
-          TU_CHECK(memcmp(b0, b1, (size_t)n * 4) == 0 &&
-                       (!c.kept || memcmp(k0, k1, (size_t)c.B * 8) == 0),
-                   "%s: isa %s, context %d differs from scalar/NULL", label,
-                   llmk_isa_name((llmk_isa)isa), t);
-          TU_CHECK(memcmp(i0, i1, (size_t)c.B * 8) == 0,
-                   "%s: sampling ids differ at isa %s, context %d", label,
-                   llmk_isa_name((llmk_isa)isa), t);
-        }
-      }
-    }
-    llmk_set_max_isa(native);
-    free(b0);
-    free(b1);
-    free(k0);
-    free(k1);
-    free(i0);
-    free(i1);
+    th_sweep_run(&sw, 1, NULL, label, det_one, &d);
+    free(d.bits);
+    free(d.kept);
+    free(d.ids);
     free(sd);
     free(tt);
     case_free(&c);
   }
-  llmk_context_destroy(ctx[1]);
-  llmk_context_destroy(ctx[2]);
+  th_sweep_free(&sw);
   printf("determinism: %d cases x ISAs scalar..%s x {NULL, 1, 2 threads}\n", NC,
-         llmk_isa_name(native));
+         llmk_isa_name(llmk_get_native_isa()));
 }
 
 int main(void) {

@@ -19,17 +19,12 @@
 
 #include "convert_ref.h"
 #include "fused_causal_conv1d_ref.h"
+#include "harness.h"
 #include "llmk/llmk.h"
-#include "test_util.h"
-
-static void die(const char *what) {
-  fprintf(stderr, "test bug: %s\n", what);
-  exit(2);
-}
 
 static void *xcalloc(size_t n, size_t sz) {
   void *p = calloc(n ? n : 1, sz ? sz : 1);
-  if (!p) die("out of memory");
+  if (!p) th_die("out of memory");
   return p;
 }
 
@@ -116,21 +111,6 @@ static fcc_ref_dtype to_ref(llmk_dtype d) {
   return d == LLMK_F32 ? FCC_REF_F32 : d == LLMK_F16 ? FCC_REF_F16 : FCC_REF_BF16;
 }
 
-static size_t esize(llmk_dtype d) {
-  switch (d) {
-    case LLMK_F32:
-    case LLMK_I32:
-      return 4;
-    case LLMK_F16:
-    case LLMK_BF16:
-      return 2;
-    case LLMK_I64:
-      return 8;
-    default:
-      return 1;
-  }
-}
-
 /* Layout of buffer k. */
 typedef struct tdesc {
   llmk_dtype dt;
@@ -211,7 +191,7 @@ static size_t desc_bytes(const tdesc *d) {
   if (desc_numel(d) == 0) return 0;
   int64_t last = 0;
   for (int i = 0; i < d->rank; i++) last += (d->shape[i] - 1) * d->strides[i];
-  return (size_t)(last + 1) * esize(d->dt);
+  return (size_t)(last + 1) * th_dtype_size(d->dt);
 }
 
 /* Element offset of the idx-th element in row-major logical order. */
@@ -277,18 +257,15 @@ static void tset_build(tset *s, const cc_case *c, uint64_t seed) {
     tdesc *d = &s->d[k];
     case_desc(c, k, d);
     s->buf[k] = tu_buf_alloc(desc_bytes(d));
-    uint64_t h = seed * 0x9e3779b97f4a7c15ull + (uint64_t)k * 0xbf58476d1ce4e5b9ull + 7;
     unsigned char *p = s->buf[k].data;
-    for (size_t i = 0; i < s->buf[k].size; i += 8) {
-      h = h * 6364136223846793005ull + 1442695040888963407ull;
-      uint64_t v = h ^ (h >> 29);
-      memcpy(p + i, &v, s->buf[k].size - i < 8 ? s->buf[k].size - i : 8);
-    }
+    th_fill_pattern(
+        p, s->buf[k].size,
+        seed * 0x9e3779b97f4a7c15ull + (uint64_t)k * 0xbf58476d1ce4e5b9ull + 7);
     if (llmk_tensor_init(&s->t[k], d->dt, d->rank, d->shape, d->strides,
                          s->buf[k].data) != LLMK_SUCCESS)
-      die("llmk_tensor_init rejected a test layout");
+      th_die("llmk_tensor_init rejected a test layout");
     int64_t n = desc_numel(d);
-    size_t es = esize(d->dt);
+    size_t es = th_dtype_size(d->dt);
     for (int64_t i = 0; i < n; i++) {
       uint64_t v;
       switch (k) {
@@ -318,8 +295,7 @@ static void tset_copy(tset *dst, const tset *src) {
   *dst = *src;
   for (int k = 0; k < NB; k++) {
     if (!src->built[k]) continue;
-    dst->buf[k] = tu_buf_alloc(src->buf[k].size);
-    memcpy(dst->buf[k].base, src->buf[k].base, src->buf[k].size + 2 * TU_GUARD);
+    th_buf_clone(&dst->buf[k], &src->buf[k]);
     dst->t[k].data = dst->buf[k].data;
   }
 }
@@ -331,14 +307,14 @@ static void tset_free(tset *s) {
 }
 
 static int buf_same(const tset *a, const tset *b, int k) {
-  return memcmp(a->buf[k].base, b->buf[k].base, a->buf[k].size + 2 * TU_GUARD) == 0;
+  return th_buf_same(&a->buf[k], &b->buf[k]);
 }
 
 /* Describes the first differing element of buffer k, or the gaps. */
 static void report_diff(const tset *a, const tset *e, const cc_case *c, int k,
                         const char *label) {
   const tdesc *d = &a->d[k];
-  size_t es = esize(d->dt);
+  size_t es = th_dtype_size(d->dt);
   int64_t n = desc_numel(d), ndiff = 0;
   for (int64_t i = 0; i < n; i++) {
     int64_t off = desc_off(d, i);
@@ -439,20 +415,9 @@ static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
   return st;
 }
 
-static void reset_error(void) {
-  (void)llmk_tensor_init(NULL, LLMK_I32, 0, NULL, NULL, NULL);
-}
-
-/* The message names the op and one of the '|'-separated words (NULL: any). */
+/* "fused_causal_conv1d: ..." naming one of the '|'-separated words (NULL: any). */
 static int msg_ok(const char *alts) {
-  const char *m = llmk_last_error();
-  if (!m || !strstr(m, "causal_conv1d")) return 0;
-  if (!alts) return 1;
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", alts);
-  for (char *w = strtok(buf, "|"); w; w = strtok(NULL, "|"))
-    if (strstr(m, w)) return 1;
-  return 0;
+  return th_msg_ok("fused_causal_conv1d", alts, NULL);
 }
 
 /* --------------------------------------------------------------- reference */
@@ -553,7 +518,7 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
   tset tmp;
   tset_copy(&tmp, a);
   const tdesc *d = &a->d[B_X];
-  size_t es = esize(c->xdt);
+  size_t es = th_dtype_size(c->xdt);
   fcc_ref_dtype rd = to_ref(c->xdt);
   int64_t seq = 0;
   int bad = 0;
@@ -598,8 +563,7 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
 
 /* --------------------------------------------------------- running a case */
 
-static llmk_context *g_ctx[3];
-static const char *const ctx_name[3] = {"ctx NULL", "1 thread", "2 threads"};
+static th_sweep g_sw; /* ctx NULL, 1 thread, 2 threads */
 static llmk_isa g_native, g_start;
 static long g_runs;
 static int g_repeat_2t = 1; /* runs of the 2-thread variant per ISA */
@@ -608,7 +572,58 @@ static int g_repeat_2t = 1; /* runs of the 2-thread variant per ISA */
  * them into e (a copy of the inputs). */
 typedef void (*expect_fn)(tset *e, const cc_case *c);
 
-/* Runs case c for every ISA and context (all_variants; else scalar with 2 threads).
+/* th_sweep_run's callback: one run of a case with the ISA in force and a context; the
+ * sweep compares x across the good runs. Stops at the first run that goes wrong. */
+typedef struct run_user {
+  const cc_case *c;
+  const tset *P, *E;
+  const ref_out *ro;
+  llmk_status expect;
+  const char *msg;
+  int stop, have;
+  tset S; /* the last run's buffers */
+} run_user;
+
+static int run_one(void *user, llmk_context *ctx, int ctx_index, const char *l,
+                   th_out *out) {
+  (void)ctx_index;
+  run_user *u = user;
+  const cc_case *c = u->c;
+  if (u->stop) return 0;
+  if (u->have) tset_free(&u->S);
+  tset *S = &u->S;
+  tset_copy(S, u->P);
+  u->have = 1;
+  call_args ca;
+  call_default(&ca, S, c);
+  size_t ws = 0;
+  llmk_plan *plan = NULL;
+  llmk_status st = call_p1(&ca, &ws, &plan);
+  TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d (%s)", l, (int)st,
+           llmk_last_error());
+  if (st != LLMK_SUCCESS || !plan) return !(u->stop = 1);
+  TU_CHECK(buf_same(S, u->P, B_X) && buf_same(S, u->P, B_CS), "%s: phase 1 wrote data",
+           l);
+  th_reset_error();
+  g_label = l;
+  st = run_plan(plan, ws, ctx);
+  g_label = "";
+  g_runs++;
+  TU_CHECK(st == u->expect, "%s: status %d, expected %d (%s)", l, (int)st, (int)u->expect,
+           st ? llmk_last_error() : "");
+  if (st != u->expect) return !(u->stop = 1);
+  if (u->expect != LLMK_SUCCESS) {
+    TU_CHECK(msg_ok(u->msg), "%s: message '%s' should name %s", l, llmk_last_error(),
+             u->msg ? u->msg : "the op");
+    tset_same(S, u->P, c, l);
+    return 0;
+  }
+  compare_result(S, u->E, c, u->ro, l);
+  th_out_add_buf(out, &S->buf[B_X]);
+  return 1;
+}
+
+/* Runs case c for every ISA and context (all_variants; else the 2-thread context).
  * The expected status and bytes come from the reference; with `spec`, from spec text,
  * which the reference must match. A rejected run must leave every buffer as it was
  * and give a message naming the op and one of the words of `msg` (NULL: any). */
@@ -635,64 +650,22 @@ static void run_case(const cc_case *c, uint64_t seed, const char *label, expect_
     tset_free(&E);
     E = S;
   }
-  unsigned char *first_x = NULL;
-  int isa_hi = all_variants ? (int)g_native : LLMK_ISA_SCALAR;
-  for (int isa = LLMK_ISA_SCALAR; isa <= isa_hi; isa++) {
-    llmk_set_max_isa((llmk_isa)isa);
-    for (int tt = 0; tt < 2 + g_repeat_2t; tt++) {
-      int t = tt < 2 ? tt : 2;
-      if (t > 0 && !g_ctx[t]) continue;
-      if (!all_variants && t != 2) continue;
-      char l[300];
-      snprintf(l, sizeof l, "%s [%s, %s]", label, llmk_isa_name(llmk_get_isa()),
-               ctx_name[t]);
-      tset S;
-      tset_copy(&S, &P);
-      call_args ca;
-      call_default(&ca, &S, c);
-      size_t ws = 0;
-      llmk_plan *plan = NULL;
-      llmk_status st = call_p1(&ca, &ws, &plan);
-      TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d (%s)", l, (int)st,
-               llmk_last_error());
-      if (st != LLMK_SUCCESS || !plan) {
-        tset_free(&S);
-        goto done;
-      }
-      TU_CHECK(buf_same(&S, &P, B_X) && buf_same(&S, &P, B_CS), "%s: phase 1 wrote data",
-               l);
-      reset_error();
-      g_label = l;
-      st = run_plan(plan, ws, g_ctx[t]);
-      g_label = "";
-      g_runs++;
-      TU_CHECK(st == expect, "%s: status %d, expected %d (%s)", l, (int)st, (int)expect,
-               st ? llmk_last_error() : "");
-      if (st != expect) {
-        tset_free(&S);
-        goto done;
-      }
-      if (expect != LLMK_SUCCESS) {
-        TU_CHECK(msg_ok(msg), "%s: message '%s' should name %s", l, llmk_last_error(),
-                 msg ? msg : "the op");
-        tset_same(&S, &P, c, l);
-      } else {
-        compare_result(&S, &E, c, &ro, l);
-        size_t xb = S.buf[B_X].size + 2 * TU_GUARD;
-        if (!first_x) {
-          first_x = xcalloc(xb, 1);
-          memcpy(first_x, S.buf[B_X].base, xb);
-        } else {
-          TU_CHECK(memcmp(first_x, S.buf[B_X].base, xb) == 0,
-                   "%s: x differs from the first run's bits (scalar, ctx NULL)", l);
-        }
-      }
-      tset_free(&S);
-    }
+  run_user u;
+  memset(&u, 0, sizeof u);
+  u.c = c;
+  u.P = &P;
+  u.E = &E;
+  u.ro = &ro;
+  u.expect = expect;
+  u.msg = msg;
+  if (all_variants) {
+    int reps[3] = {1, 1, g_repeat_2t};
+    th_sweep_run(&g_sw, 1, reps, label, run_one, &u);
+  } else { /* the 2-thread context alone, on every ISA */
+    th_sweep w = {1, {2}, {g_sw.ctx[2]}, {"2 threads"}};
+    th_sweep_run(&w, 1, &g_repeat_2t, label, run_one, &u);
   }
-done:
-  llmk_set_max_isa(g_native);
-  free(first_x);
+  if (u.have) tset_free(&u.S);
   ref_free(&ro);
   tset_free(&P);
   tset_free(&E);
@@ -1302,7 +1275,7 @@ static void sample_case(cc_case *c, llmk_dtype dt, int strided) {
  * all 1.0; lines 2,4,6,7 stay 0. */
 static void sample_expect(tset *e, const cc_case *c) {
   const tdesc *dx = &e->d[B_X], *dc = &e->d[B_CS];
-  size_t es = esize(c->xdt);
+  size_t es = th_dtype_size(c->xdt);
   static const int64_t qsl[5] = {0, 5, 8, 15, 19};
   for (int b = 0; b < 4; b++)
     for (int64_t t = qsl[b]; t < qsl[b + 1]; t++)
@@ -1363,7 +1336,7 @@ static void apc_example_case(cc_case *c, llmk_dtype dt, int strided) {
  * the outputs convolve line 5's rows (read before it is filled) and the chunk. */
 static void apc_example_expect(tset *e, const cc_case *c) {
   const tdesc *dx = &e->d[B_X], *dc = &e->d[B_CS];
-  size_t es = esize(c->xdt);
+  size_t es = th_dtype_size(c->xdt);
   fcc_ref_dtype rd = to_ref(c->xdt);
   const int64_t dim = c->dim, C = c->C;
   static const int64_t line[3] = {5, 6, 7}, tok[3][2] = {{0, 1}, {4, 5}, {7, 8}};
@@ -1541,7 +1514,7 @@ static int n_rows;
 
 static err_row *add(const char *name, int base, int phase, unsigned mask,
                     const char *msg) {
-  if (n_rows == MAX_ROWS) die("too many error rows");
+  if (n_rows == MAX_ROWS) th_die("too many error rows");
   err_row *r = &rows[n_rows++];
   memset(r, 0, sizeof *r);
   snprintf(r->name, sizeof r->name, "%s", name);
@@ -1571,7 +1544,7 @@ static err_row *add_attr(const char *name, int base, int attr, int64_t v, int ph
 }
 
 static err_row *with_set(err_row *r, int ix, int64_t elem, int64_t v) {
-  if (r->nset == 4) die("too many edits");
+  if (r->nset == 4) th_die("too many edits");
   r->set[r->nset][0] = ix;
   r->set[r->nset][1] = elem;
   r->set[r->nset][2] = v;
@@ -1951,12 +1924,12 @@ static void run_row(const err_row *r, int idx) {
   static int sentinel;
   size_t ws = 12345;
   llmk_plan *plan = (llmk_plan *)(void *)&sentinel;
-  reset_error();
+  th_reset_error();
   llmk_status st = call_p1(&ca, &ws, &plan);
   if (r->phase == 3 && st == LLMK_SUCCESS) {
     /* phase 1 accepted it: phase 2 must reject it */
     TU_CHECK(plan && plan != (llmk_plan *)(void *)&sentinel, "%s: no plan", label);
-    reset_error();
+    th_reset_error();
     st = run_plan(plan, ws, NULL);
     TU_CHECK(st == LLMK_ERROR_INVALID_VALUE, "%s: phase 2 status %d, expected %d (%s)",
              label, (int)st, (int)LLMK_ERROR_INVALID_VALUE, llmk_last_error());
@@ -2011,7 +1984,7 @@ static void test_lifecycle(void) {
              llmk_last_error());
     TU_CHECK(llmk_plan_set_repeatable(plan) == LLMK_SUCCESS, "lifecycle: set_repeatable");
     for (int run = 0; run < 2; run++)
-      TU_CHECK(run_plan(plan, ws, g_ctx[t]) == LLMK_SUCCESS,
+      TU_CHECK(run_plan(plan, ws, g_sw.ctx[t]) == LLMK_SUCCESS,
                "lifecycle: repeatable run %d (%s)", run, llmk_last_error());
     tset_same(&S, &E, &c,
               t ? "repeatable plan run twice (2 threads)" : "repeatable plan run twice");
@@ -2233,10 +2206,8 @@ int main(void) {
   g_native = llmk_get_native_isa();
   printf("native isa %s, isa in force %s, threading %s\n", llmk_isa_name(g_native),
          llmk_isa_name(g_start), llmk_threading_runtime());
-  TU_CHECK(llmk_context_create(1, &g_ctx[1]) == LLMK_SUCCESS && g_ctx[1], "context(1)");
-  TU_CHECK(llmk_context_create(2, &g_ctx[2]) == LLMK_SUCCESS && g_ctx[2], "context(2)");
-  TU_CHECK(llmk_context_num_threads(g_ctx[2]) == 2, "context(2) has %d threads",
-           llmk_context_num_threads(g_ctx[2]));
+  static const int threads[3] = {0, 1, 2};
+  th_sweep_init(&g_sw, threads, 3);
   test_samples();
   double t1 = now_s();
   test_errors();
@@ -2253,7 +2224,6 @@ int main(void) {
   printf("workspace guard failures: %ld\n", g_ws_guard_fail);
   printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n",
          t3 - t0, t1 - t0, t2 - t1, t3 - t2);
-  llmk_context_destroy(g_ctx[1]);
-  llmk_context_destroy(g_ctx[2]);
+  th_sweep_free(&g_sw);
   return tu_finish("test_fused_causal_conv1d");
 }

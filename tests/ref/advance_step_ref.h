@@ -31,6 +31,21 @@ int advance_step_ref_spec(int64_t num_seqs, int64_t S, int64_t block_size,
                           int64_t *input_positions, int64_t *seq_lens,
                           int64_t *slot_mapping);
 
+/* Flat lookup (llmk_advance_step_flat_get_workspace_size, docs/ops/advance_step.md
+ * "Flat lookup"): plain mode, but block_tables is read as one row-major array `flat`
+ * of `numel` elements and row q's block is offset by its share, row_len = numel /
+ * num_seqs:
+ *   slot_mapping[q] = (flat[pos / block_size] + q * row_len) * block_size
+ *                     + pos % block_size,    pos / block_size < numel.
+ * Every other array holds its tensor's elements in row-major order (element q of the
+ * view); only the first num_seqs (sampled: num_queries) are read or written. -1, with
+ * nothing written, for seq_lens < 0 (or INT64_MAX), pos / block_size >= numel, a
+ * negative block id, or a slot that overflows int64. */
+int advance_step_ref_flat(int64_t num_seqs, int64_t num_queries, int64_t block_size,
+                          int64_t numel, const int64_t *sampled, const int64_t *flat,
+                          int64_t *input_tokens, int64_t *input_positions,
+                          int64_t *seq_lens, int64_t *slot_mapping);
+
 /* 1 if v fits int32_t. */
 int advance_step_ref_fits_i32(int64_t v);
 /* 1 if every v[0..n) fits int32_t, i.e. an i32 output tensor can hold the result. */

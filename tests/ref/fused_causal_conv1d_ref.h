@@ -92,15 +92,4 @@ uint32_t fcc_ref_narrow(fcc_ref_dtype dt, float f);
 uint32_t fcc_ref_load(const void *base, int64_t elem, fcc_ref_dtype dt);
 void fcc_ref_store(void *base, int64_t elem, fcc_ref_dtype dt, uint32_t bits);
 
-/* Old names, kept until tools/llmk/bench_causal_conv1d.c (owned elsewhere) moves to the
- * fcc_ref_ ones; nothing under tests/ uses them. */
-typedef fcc_ref_dtype ccref_dtype;
-typedef fcc_ref_args ccref_args;
-#define CCREF_F32 FCC_REF_F32
-#define CCREF_F16 FCC_REF_F16
-#define CCREF_BF16 FCC_REF_BF16
-#define ccref_run fcc_ref_run
-#define ccref_widen fcc_ref_widen
-#define ccref_load fcc_ref_load
-
 #endif

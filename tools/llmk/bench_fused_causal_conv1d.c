@@ -1,4 +1,4 @@
-/* fused_causal_conv1d, K=3 (and K=4, the shapes of make peers), against ccref_run
+/* fused_causal_conv1d, K=3 (and K=4, the shapes of make peers), against fcc_ref_run
  * (tests/ref): the op on one copy of x and conv_states, the reference on another, both
  * compared bit for bit. Timing then runs the op in place, call after call; the taps have
  * gain 1 (0.5^2 + 0.5^2 + 0.7071^2, or 4 x 0.5^2) so that x keeps its scale (shrinking
@@ -55,7 +55,7 @@ typedef struct cc_state {
   size_t ws;
   void *w;
   llmk_context *ctx;
-  ccref_args ref;
+  fcc_ref_args ref;
 } cc_state;
 
 static int run_op(void *arg) {
@@ -65,7 +65,7 @@ static int run_op(void *arg) {
 
 static int run_ref(void *arg) {
   cc_state *s = arg;
-  return ccref_run(&s->ref) != 0;
+  return fcc_ref_run(&s->ref) != 0;
 }
 
 /* n values in about [-2, 2] of dtype dt, none tiny */
@@ -102,12 +102,15 @@ static double ulp_of(llmk_dtype dt, double v) {
  * that differ within it in *near, and -1 if one differs by more (else 0). */
 static int compare_silu(llmk_dtype dt, const void *got, const void *want,
                         const float *y_act, size_t n, size_t *near) {
-  ccref_dtype rd = dt == LLMK_F32 ? CCREF_F32 : dt == LLMK_F16 ? CCREF_F16 : CCREF_BF16;
+  fcc_ref_dtype rd = dt == LLMK_F32   ? FCC_REF_F32
+                     : dt == LLMK_F16 ? FCC_REF_F16
+                                      : FCC_REF_BF16;
   *near = 0;
   for (size_t i = 0; i < n; i++) {
-    uint32_t g = ccref_load(got, (int64_t)i, rd), w = ccref_load(want, (int64_t)i, rd);
+    uint32_t g = fcc_ref_load(got, (int64_t)i, rd),
+             w = fcc_ref_load(want, (int64_t)i, rd);
     if (g == w) continue;
-    double gv = ccref_widen(rd, g), wv = ccref_widen(rd, w);
+    double gv = fcc_ref_widen(rd, g), wv = fcc_ref_widen(rd, w);
     if (!isfinite(gv) || !isfinite(wv)) return -1;
     double diff = fabs(gv - wv), big = fmax(fabs(gv), fabs(wv));
     if (diff > ulp_of(dt, big) + 2e-6 * fabs((double)y_act[i])) return -1;
@@ -116,8 +119,8 @@ static int compare_silu(llmk_dtype dt, const void *got, const void *want,
   return 0;
 }
 
-static ccref_dtype ccdt(llmk_dtype d) {
-  return d == LLMK_F32 ? CCREF_F32 : d == LLMK_F16 ? CCREF_F16 : CCREF_BF16;
+static fcc_ref_dtype ccdt(llmk_dtype d) {
+  return d == LLMK_F32 ? FCC_REF_F32 : d == LLMK_F16 ? FCC_REF_F16 : FCC_REF_BF16;
 }
 
 static void run_case(bench_env *env, const cc_case *c, const char *shape,
@@ -244,7 +247,7 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   }
   s.w = s.ws ? bench_alloc(s.ws, 0) : NULL;
 
-  ccref_args *a = &s.ref;
+  fcc_ref_args *a = &s.ref;
   memset(a, 0, sizeof *a);
   a->x_dtype = a->weight_dtype = a->bias_dtype = ccdt(c->dtype);
   a->batch = B;
@@ -289,7 +292,7 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   } else if (ref_rc != 0) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "the reference rejected the inputs (%d)",
-             ccref_run(a));
+             fcc_ref_run(a));
   } else if (memcmp(cs, rcs, cs_bytes)) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "conv_states differs from the reference");

@@ -1,7 +1,5 @@
-/* gather_pa_kv_cache, checked against a naive element-by-element gather written here
- * from <llmk/kv_cache.h>, with the reference's layout offsets (kvref_byte_offset,
- * tests/ref/scatter_pa_kv_cache_ref.h) and format definitions (convert_ref). It stays
- * local until tests/ref has a gather reference of its own.
+/* gather_pa_kv_cache, checked against the naive element-by-element gather of
+ * tests/ref/gather_pa_kv_cache_ref.h, written from the spec.
  * Bytes per call: the cache rows read and K/V written once, plus the tables. */
 #include <math.h>
 #include <stdio.h>
@@ -9,8 +7,7 @@
 
 #include "bench.h"
 #include "bench_pa_kv_cache.h"
-#include "convert_ref.h"
-#include "scatter_pa_kv_cache_ref.h"
+#include "gather_pa_kv_cache_ref.h"
 
 static const kv_case cases[] = {
     {true, "1 seq", 16384, 8, 128, 128, 256, BF, BF, NHD, true, false, 1},
@@ -37,45 +34,17 @@ static int ga_run_op(void *arg) {
   return llmk_gather_pa_kv_cache(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
 }
 
-/* The definition, one element at a time. */
-static void ga_one(const ga_state *s, const llmk_tensor *cache, bool is_value,
-                   void *out) {
-  const kv_case *c = s->c;
-  kvref_view view;
-  kvref_view_init(&view, cache, (int)c->layout, is_value, c->H, c->D);
-  size_t ces = llmk_dtype_size(c->src), oes = llmk_dtype_size(c->cache);
-  bool conv = c->src != c->cache;
-  ref_fmt cf = c->src == LLMK_FP8_E5M2 ? REF_FP8_E5M2 : REF_FP8_E4M3FN;
-  int64_t t = 0;
-  for (int64_t i = 0; i < c->nseq; i++)
-    for (int64_t p = 0; p < s->L; p++, t++) {
-      int64_t b = s->tab[i * s->max_blocks + p / c->block_size], o = p % c->block_size;
-      for (int64_t h = 0; h < c->H; h++)
-        for (int64_t d = 0; d < c->D; d++) {
-          const unsigned char *src =
-              (const unsigned char *)cache->data + kvref_byte_offset(&view, b, o, h, d);
-          unsigned char *dst =
-              (unsigned char *)out + (size_t)((t * c->H + h) * c->D + d) * oes;
-          if (!conv) {
-            memcpy(dst, src, ces);
-            continue;
-          }
-          float f = (float)ref_decode(cf, *src) * s->scale_v; /* one f32 product */
-          if (c->cache == LLMK_F32) {
-            memcpy(dst, &f, 4);
-          } else {
-            uint16_t h16 =
-                (uint16_t)ref_encode(c->cache == LLMK_F16 ? REF_F16 : REF_BF16, f);
-            memcpy(dst, &h16, 2);
-          }
-        }
-    }
-}
-
 static int ga_run_ref(void *arg) {
   ga_state *s = arg;
-  ga_one(s, &s->kc, false, s->rko);
-  if (!s->c->k_only) ga_one(s, &s->vc, true, s->rvo);
+  const kv_case *c = s->c;
+  llmk_tensor ko = s->ko, vo = s->vo;
+  ko.data = s->rko;
+  vo.data = s->rvo;
+  gather_pa_kv_cache_ref_one((int)c->layout, 0, &s->kc, s->lens.data, c->nseq, s->tab,
+                             s->max_blocks, &s->scale_v, 1, &ko, NULL, NULL);
+  if (!c->k_only)
+    gather_pa_kv_cache_ref_one((int)c->layout, 1, &s->vc, s->lens.data, c->nseq, s->tab,
+                               s->max_blocks, &s->scale_v, 1, &vo, NULL, NULL);
   return 0;
 }
 
