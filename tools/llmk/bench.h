@@ -135,6 +135,29 @@ void bench_parallel(const bench_env *env, int64_t n, int parts, bench_range_fn f
 
 /* ------------------------------------------------------------------ helpers */
 /* 64-byte aligned, every page touched (filled with `fill`); exits on failure. */
+/* The op being timed: its phase 2, repeatable plan, workspace and context. */
+typedef llmk_status (*bench_run_fn)(void *workspace, size_t workspace_size,
+                                    llmk_plan *plan, llmk_context *ctx);
+typedef struct bench_call {
+  bench_run_fn run;
+  llmk_plan *plan;
+  size_t ws;
+  void *w;
+  llmk_context *ctx;
+} bench_call;
+/* After phase 1 returned st (c->plan and c->ws set by it): makes the plan repeatable and
+ * allocates the workspace; false, with "setup: <message>" added as r's error, if either
+ * failed. */
+bool bench_call_ready(bench_env *env, bench_result *r, bench_call *c, llmk_status st);
+/* One run of the op: its status. */
+llmk_status bench_call_run(const bench_call *c);
+/* bench_call_run as a bench_fn over a bench_call: 0 on success. */
+int bench_call_fn(void *arg);
+/* Destroys the plan and frees the workspace. */
+void bench_call_free(bench_call *c);
+/* "1.23 ms": s seconds for the table ("-" for NaN). */
+const char *bench_fmt_time(double s, char *buf, size_t n);
+
 void *bench_alloc(size_t n, int fill);
 void bench_free(void *p);
 

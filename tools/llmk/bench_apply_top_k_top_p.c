@@ -184,16 +184,8 @@ typedef struct tkp_state {
   int32_t *kv;
   unsigned char *keep; /* the reference's result */
   double *margin;      /* per row */
-  llmk_plan *plan;
-  size_t ws;
-  void *w;
-  llmk_context *ctx;
+  bench_call call;
 } tkp_state;
-
-static int run_op(void *arg) {
-  tkp_state *s = arg;
-  return llmk_apply_top_k_top_p(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
-}
 
 static int run_ref(void *arg) {
   tkp_state *s = arg;
@@ -226,7 +218,8 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
   tkp_state s;
   memset(&s, 0, sizeof s);
   s.c = c;
-  s.ctx = env->ctx;
+  s.call.run = llmk_apply_top_k_top_p;
+  s.call.ctx = env->ctx;
   s.n = (size_t)(c->B * c->V);
   s.esz = llmk_dtype_size(c->dtype);
   s.x = bench_alloc(s.n * 4, 0);
@@ -261,17 +254,10 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
   llmk_tensor_init(&tp, LLMK_F32, 1, bb, NULL, s.pv);
   llmk_tensor_init(&tk, LLMK_I32, 1, bb, NULL, s.kv);
   llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(
-      &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to, &s.ws, &s.plan);
-  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
-  if (st != LLMK_SUCCESS) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
-    bench_add_error(env, &r, msg);
-    goto done;
-  }
-  s.w = bench_alloc(s.ws + 64, 0);
+      &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to, &s.call.ws, &s.call.plan);
+  if (!bench_call_ready(env, &r, &s.call, st)) goto done;
 
-  st = llmk_apply_top_k_top_p(s.w, s.ws, s.plan, s.ctx);
+  st = bench_call_run(&s.call);
   bench_progress(env, "    reference (sorts every row, 1 thread)...\n");
   double t0 = bench_now();
   run_ref(&s);
@@ -307,7 +293,7 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
     }
   }
   double bytes = 2.0 * (double)s.n * (double)s.esz;
-  bench_timing op = bench_time(env, run_op, NULL, &s, bytes, 7, 1000);
+  bench_timing op = bench_time(env, bench_call_fn, NULL, &s.call, bytes, 7, 1000);
   bench_progress(env, "    reference, at least 2 more runs...\n");
   bench_timing ref = bench_time_ref(env, run_ref, NULL, &s, t_ref);
   if (c->k == 0 && c->p >= 0 && !c->mixed && c->dtype == LLMK_F32 && !op.status) {
@@ -337,8 +323,7 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
   }
   bench_add(env, &r, &op, &ref, bytes);
 done:
-  llmk_plan_destroy(s.plan);
-  bench_free(s.w);
+  bench_call_free(&s.call);
   bench_free(s.x);
   bench_free(s.logits);
   bench_free(s.out);

@@ -313,7 +313,7 @@ static void record(bench_env *env, const bench_result *r) {
   if (r->check != BENCH_CHECK_OK) env->failed = true;
 }
 
-static const char *fmt_time(double s, char *buf, size_t n) {
+const char *bench_fmt_time(double s, char *buf, size_t n) {
   if (!(s == s))
     snprintf(buf, n, "-");
   else if (s < 1e-6)
@@ -372,10 +372,11 @@ void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
   bench_progress(env,
                  "    %s/call (min %s), %.2f GB/s, %.1f%% of the copy beside it "
                  "(%.2f GB/s), reference %s/call%s%s%s%s\n",
-                 fmt_time(r->median_s, a, sizeof a), fmt_time(r->min_s, c, sizeof c),
-                 r->gbps, r->pct_bw, r->copy_gbps, fmt_time(r->ref_s, b, sizeof b),
-                 r->busy ? "  busy" : "", r->check == BENCH_CHECK_OK ? "" : "  FAIL",
-                 r->note[0] ? ": " : "", r->note);
+                 bench_fmt_time(r->median_s, a, sizeof a),
+                 bench_fmt_time(r->min_s, c, sizeof c), r->gbps, r->pct_bw, r->copy_gbps,
+                 bench_fmt_time(r->ref_s, b, sizeof b), r->busy ? "  busy" : "",
+                 r->check == BENCH_CHECK_OK ? "" : "  FAIL", r->note[0] ? ": " : "",
+                 r->note);
 }
 
 void bench_add_error(bench_env *env, bench_result *r, const char *msg) {
@@ -383,4 +384,32 @@ void bench_add_error(bench_env *env, bench_result *r, const char *msg) {
   snprintf(r->note, sizeof r->note, "%s", msg);
   record(env, r);
   bench_progress(env, "    FAIL: %s\n", msg);
+}
+
+bool bench_call_ready(bench_env *env, bench_result *r, bench_call *c, llmk_status st) {
+  c->w = NULL;
+  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(c->plan);
+  if (st != LLMK_SUCCESS) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
+    bench_add_error(env, r, msg);
+    return false;
+  }
+  c->w = c->ws ? bench_alloc(c->ws, 0) : NULL;
+  return true;
+}
+
+llmk_status bench_call_run(const bench_call *c) {
+  return c->run(c->w, c->ws, c->plan, c->ctx);
+}
+
+int bench_call_fn(void *arg) {
+  return bench_call_run(arg) != LLMK_SUCCESS;
+}
+
+void bench_call_free(bench_call *c) {
+  llmk_plan_destroy(c->plan);
+  bench_free(c->w);
+  c->plan = NULL;
+  c->w = NULL;
 }

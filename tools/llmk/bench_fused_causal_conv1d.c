@@ -51,17 +51,9 @@ static const cc_case cases[] = {
 };
 
 typedef struct cc_state {
-  llmk_plan *plan;
-  size_t ws;
-  void *w;
-  llmk_context *ctx;
+  bench_call call;
   fcc_ref_args ref;
 } cc_state;
-
-static int run_op(void *arg) {
-  cc_state *s = arg;
-  return llmk_fused_causal_conv1d(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
-}
 
 static int run_ref(void *arg) {
   cc_state *s = arg;
@@ -129,7 +121,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   bench_result_init(&r, "fused_causal_conv1d", shape, dt);
   cc_state s;
   memset(&s, 0, sizeof s);
-  s.ctx = env->ctx;
+  s.call.run = llmk_fused_causal_conv1d;
+  s.call.ctx = env->ctx;
   bench_rng rng = {0xc0171du + (uint64_t)c->batch * 7u + (uint64_t)c->kind};
   const bool silu = c->act != 0, has_bias = c->act == 1;
   const int64_t K = c->K ? c->K : KTAPS, dim = c->dim, B = c->batch, m = c->m,
@@ -237,15 +230,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
       &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL,
       apc ? &tnct : NULL, apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL,
       has_bias ? &tbias : NULL, -1, -1, 0, c->block_size, 0,
-      silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.ws, &s.plan);
-  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
-  if (st != LLMK_SUCCESS) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
-    bench_add_error(env, &r, msg);
-    goto done;
-  }
-  s.w = s.ws ? bench_alloc(s.ws, 0) : NULL;
+      silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.call.ws, &s.call.plan);
+  if (!bench_call_ready(env, &r, &s.call, st)) goto done;
 
   fcc_ref_args *a = &s.ref;
   memset(a, 0, sizeof *a);
@@ -281,7 +267,7 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   float *y_act = silu ? bench_alloc((size_t)(T * dim) * 4, 0) : NULL;
   a->y_act = y_act;
 
-  st = llmk_fused_causal_conv1d(s.w, s.ws, s.plan, s.ctx);
+  st = bench_call_run(&s.call);
   bench_progress(env, "    reference...\n");
   double t0 = bench_now();
   int ref_rc = run_ref(&s);
@@ -312,13 +298,12 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
                near, (long long)(T * dim));
     }
   }
-  bench_timing op = bench_time(env, run_op, NULL, &s, bytes, 11, 1000);
+  bench_timing op = bench_time(env, bench_call_fn, NULL, &s.call, bytes, 11, 1000);
   /* the reference keeps running in place on its own copy (its timing only) */
   bench_timing ref = bench_time_ref(env, run_ref, NULL, &s, t_ref);
   bench_add(env, &r, &op, &ref, bytes);
 done:
-  llmk_plan_destroy(s.plan);
-  bench_free(s.w);
+  bench_call_free(&s.call);
   bench_free(s.ref.y_act);
   bench_free(len);
   bench_free(x);

@@ -23,16 +23,8 @@ typedef struct ga_state {
   int64_t *tab;
   void *rko, *rvo;
   float scale_v;
-  llmk_plan *plan;
-  size_t ws;
-  void *w;
-  llmk_context *ctx;
+  bench_call call;
 } ga_state;
-
-static int ga_run_op(void *arg) {
-  ga_state *s = arg;
-  return llmk_gather_pa_kv_cache(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
-}
 
 static int ga_run_ref(void *arg) {
   ga_state *s = arg;
@@ -55,7 +47,8 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape,
   ga_state s;
   memset(&s, 0, sizeof s);
   s.c = c;
-  s.ctx = env->ctx;
+  s.call.run = llmk_gather_pa_kv_cache;
+  s.call.ctx = env->ctx;
   s.scale_v = 0.25f;
   bench_rng rng = {0x9a7e4u + (uint64_t)c->T};
   bool conv = c->src != c->cache;
@@ -99,16 +92,10 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape,
   llmk_tensor_init(&s.scale, LLMK_F32, 0, NULL, NULL, &s.scale_v);
   llmk_status st = llmk_gather_pa_kv_cache_get_workspace_size(
       &s.kc, c->k_only ? NULL : &s.vc, &s.tables, &s.lens, conv ? &s.scale : NULL,
-      conv ? &s.scale : NULL, &s.ko, c->k_only ? NULL : &s.vo, c->layout, &s.ws, &s.plan);
-  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
-  if (st != LLMK_SUCCESS) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
-    bench_add_error(env, &r, msg);
-    goto done;
-  }
-  s.w = bench_alloc(s.ws + 1, 0);
-  st = llmk_gather_pa_kv_cache(s.w, s.ws, s.plan, s.ctx);
+      conv ? &s.scale : NULL, &s.ko, c->k_only ? NULL : &s.vo, c->layout, &s.call.ws,
+      &s.call.plan);
+  if (!bench_call_ready(env, &r, &s.call, st)) goto done;
+  st = bench_call_run(&s.call);
   double t0 = bench_now();
   ga_run_ref(&s);
   double t_ref = bench_now() - t0;
@@ -123,12 +110,11 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape,
   }
   double bytes = (double)(c->k_only ? 1 : 2) * (double)tok * (double)(ces + oes) +
                  (double)(c->nseq * (s.max_blocks + 1)) * 8;
-  bench_timing op = bench_time(env, ga_run_op, NULL, &s, bytes, 11, 1000);
+  bench_timing op = bench_time(env, bench_call_fn, NULL, &s.call, bytes, 11, 1000);
   bench_timing ref = bench_time_ref(env, ga_run_ref, NULL, &s, t_ref);
   bench_add(env, &r, &op, &ref, bytes);
 done:
-  llmk_plan_destroy(s.plan);
-  bench_free(s.w);
+  bench_call_free(&s.call);
   bench_free(kc);
   bench_free(vc);
   bench_free(ko);

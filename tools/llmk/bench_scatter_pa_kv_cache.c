@@ -44,16 +44,8 @@ typedef struct sc_state {
   const kv_case *c;
   llmk_tensor k, v, kc, vc, rkc, rvc, slots, scale;
   bool quant;
-  llmk_plan *plan;
-  size_t ws;
-  void *w;
-  llmk_context *ctx;
+  bench_call call;
 } sc_state;
-
-static int sc_run_op(void *arg) {
-  sc_state *s = arg;
-  return llmk_scatter_pa_kv_cache(s->w, s->ws, s->plan, s->ctx) != LLMK_SUCCESS;
-}
 
 static int sc_run_ref(void *arg) {
   sc_state *s = arg;
@@ -99,7 +91,8 @@ static void scatter_case(bench_env *env, const kv_case *c, const char *shape,
   sc_state s;
   memset(&s, 0, sizeof s);
   s.c = c;
-  s.ctx = env->ctx;
+  s.call.run = llmk_scatter_pa_kv_cache;
+  s.call.ctx = env->ctx;
   s.quant = c->src != c->cache;
   bench_rng rng = {0x6b76u + (uint64_t)c->T * 31u + (uint64_t)c->D};
   size_t tok = (size_t)(c->T * c->H * c->D);
@@ -129,17 +122,11 @@ static void scatter_case(bench_env *env, const kv_case *c, const char *shape,
   llmk_tensor_init(&s.scale, LLMK_F32, 0, NULL, NULL, &scale);
   llmk_status st = llmk_scatter_pa_kv_cache_get_workspace_size(
       &s.k, c->k_only ? NULL : &s.v, &s.kc, c->k_only ? NULL : &s.vc, &s.slots,
-      s.quant ? &s.scale : NULL, s.quant ? &s.scale : NULL, c->layout, &s.ws, &s.plan);
-  if (st == LLMK_SUCCESS) st = llmk_plan_set_repeatable(s.plan);
-  if (st != LLMK_SUCCESS) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "setup: %s", llmk_last_error());
-    bench_add_error(env, &r, msg);
-    goto done;
-  }
-  s.w = bench_alloc(s.ws + 1, 0);
+      s.quant ? &s.scale : NULL, s.quant ? &s.scale : NULL, c->layout, &s.call.ws,
+      &s.call.plan);
+  if (!bench_call_ready(env, &r, &s.call, st)) goto done;
 
-  st = llmk_scatter_pa_kv_cache(s.w, s.ws, s.plan, s.ctx);
+  st = bench_call_run(&s.call);
   double t0 = bench_now();
   int ref_rc = sc_run_ref(&s);
   double t_ref = bench_now() - t0;
@@ -156,12 +143,11 @@ static void scatter_case(bench_env *env, const kv_case *c, const char *shape,
   }
   double bytes =
       (double)(c->k_only ? 1 : 2) * (double)tok * (double)(ses + ces) + (double)c->T * 8;
-  bench_timing op = bench_time(env, sc_run_op, NULL, &s, bytes, 11, 1000);
+  bench_timing op = bench_time(env, bench_call_fn, NULL, &s.call, bytes, 11, 1000);
   bench_timing ref = bench_time_ref(env, sc_run_ref, NULL, &s, t_ref);
   bench_add(env, &r, &op, &ref, bytes);
 done:
-  llmk_plan_destroy(s.plan);
-  bench_free(s.w);
+  bench_call_free(&s.call);
   bench_free(k);
   bench_free(v);
   bench_free(kc);

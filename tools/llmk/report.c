@@ -9,20 +9,6 @@ static const char *check_name(bench_check c) {
   return c == BENCH_CHECK_OK ? "ok" : "FAIL";
 }
 
-static const char *fmt_time(double s, char *buf, size_t n) {
-  if (isnan(s))
-    snprintf(buf, n, "-");
-  else if (s < 1e-6)
-    snprintf(buf, n, "%.1f ns", s * 1e9);
-  else if (s < 1e-3)
-    snprintf(buf, n, "%.2f us", s * 1e6);
-  else if (s < 1.0)
-    snprintf(buf, n, "%.2f ms", s * 1e3);
-  else
-    snprintf(buf, n, "%.2f s", s);
-  return buf;
-}
-
 static const char *fmt_num(double v, int decimals, char *buf, size_t n) {
   if (isnan(v))
     snprintf(buf, n, "-");
@@ -56,8 +42,8 @@ void report_table(const bench_env *env, FILE *f) {
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
     fprintf(f, "%-20s %-48s %-19s %-6s %10s %10s %8s %8s %7s %9s  %s%s\n", r->op,
-            r->shape, r->dtype, r->kernel, fmt_time(r->median_s, a, sizeof a),
-            fmt_time(r->min_s, e, sizeof e), fmt_num(r->gbps, 2, b, sizeof b),
+            r->shape, r->dtype, r->kernel, bench_fmt_time(r->median_s, a, sizeof a),
+            bench_fmt_time(r->min_s, e, sizeof e), fmt_num(r->gbps, 2, b, sizeof b),
             fmt_num(r->copy_gbps, 2, g, sizeof g), fmt_num(r->pct_bw, 1, c, sizeof c),
             isnan(r->speedup) ? "-" : (snprintf(d, sizeof d, "%.1fx", r->speedup), d),
             check_name(r->check), r->busy ? " busy" : "");
@@ -77,8 +63,8 @@ void report_table(const bench_env *env, FILE *f) {
       for (int k = 0; k < r->n_extra; k++) {
         const bench_extra *x = &r->extra[k];
         fprintf(f, "    %-58s %10s %10s  %.2fx\n", x->name,
-                fmt_time(x->median_s, a, sizeof a), fmt_time(x->min_s, b, sizeof b),
-                r->median_s / x->median_s);
+                bench_fmt_time(x->median_s, a, sizeof a),
+                bench_fmt_time(x->min_s, b, sizeof b), r->median_s / x->median_s);
       }
     }
   }
