@@ -153,6 +153,11 @@ bool bench_call_ready(bench_env *env, bench_result *r, bench_call *c, llmk_statu
 llmk_status bench_call_run(const bench_call *c);
 /* bench_call_run as a bench_fn over a bench_call: 0 on success. */
 int bench_call_fn(void *arg);
+/* The check's first run: the op once, then ref(ref_arg) once, timed into *ref_s. False,
+ * with r's check and note set, if the op failed or the reference refused the inputs
+ * (ref returned non-zero); true: compare the outputs. */
+bool bench_first_run(bench_result *r, const bench_call *c, bench_fn ref, void *ref_arg,
+                     double *ref_s);
 /* Destroys the plan and frees the workspace. */
 void bench_call_free(bench_call *c);
 /* "1.23 ms": s seconds for the table ("-" for NaN). */

@@ -257,15 +257,9 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
       &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to, &s.call.ws, &s.call.plan);
   if (!bench_call_ready(env, &r, &s.call, st)) goto done;
 
-  st = bench_call_run(&s.call);
   bench_progress(env, "    reference (sorts every row, 1 thread)...\n");
-  double t0 = bench_now();
-  run_ref(&s);
-  double t_ref = bench_now() - t0;
-  if (st != LLMK_SUCCESS) {
-    r.check = BENCH_CHECK_ERROR;
-    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
-  } else {
+  double t_ref;
+  if (bench_first_run(&r, &s.call, run_ref, &s, &t_ref)) {
     const uint32_t ninf = s.esz == 4             ? 0xff800000u
                           : c->dtype == LLMK_F16 ? 0xfc00u
                                                  : 0xff80u;

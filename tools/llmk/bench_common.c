@@ -407,6 +407,25 @@ int bench_call_fn(void *arg) {
   return bench_call_run(arg) != LLMK_SUCCESS;
 }
 
+bool bench_first_run(bench_result *r, const bench_call *c, bench_fn ref, void *ref_arg,
+                     double *ref_s) {
+  llmk_status st = bench_call_run(c);
+  double t0 = bench_now();
+  int ref_rc = ref(ref_arg);
+  *ref_s = bench_now() - t0;
+  if (st != LLMK_SUCCESS) {
+    r->check = BENCH_CHECK_ERROR;
+    snprintf(r->note, sizeof r->note, "%s", llmk_last_error());
+    return false;
+  }
+  if (ref_rc != 0) {
+    r->check = BENCH_CHECK_FAIL;
+    snprintf(r->note, sizeof r->note, "the reference rejected the inputs (%d)", ref_rc);
+    return false;
+  }
+  return true;
+}
+
 void bench_call_free(bench_call *c) {
   llmk_plan_destroy(c->plan);
   bench_free(c->w);

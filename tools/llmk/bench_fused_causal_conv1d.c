@@ -267,27 +267,18 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   float *y_act = silu ? bench_alloc((size_t)(T * dim) * 4, 0) : NULL;
   a->y_act = y_act;
 
-  st = bench_call_run(&s.call);
   bench_progress(env, "    reference...\n");
-  double t0 = bench_now();
-  int ref_rc = run_ref(&s);
-  double t_ref = bench_now() - t0;
-  if (st != LLMK_SUCCESS) {
-    r.check = BENCH_CHECK_ERROR;
-    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
-  } else if (ref_rc != 0) {
-    r.check = BENCH_CHECK_FAIL;
-    snprintf(r.note, sizeof r.note, "the reference rejected the inputs (%d)",
-             fcc_ref_run(a));
-  } else if (memcmp(cs, rcs, cs_bytes)) {
-    r.check = BENCH_CHECK_FAIL;
-    snprintf(r.note, sizeof r.note, "conv_states differs from the reference");
-  } else if (!silu && memcmp(x, rx, x_bytes)) {
-    r.check = BENCH_CHECK_FAIL;
-    snprintf(r.note, sizeof r.note, "x differs from the reference");
-  } else if (silu) {
+  double t_ref;
+  if (bench_first_run(&r, &s.call, run_ref, &s, &t_ref)) {
     size_t near = 0;
-    if (compare_silu(c->dtype, x, rx, y_act, (size_t)(T * dim), &near) != 0) {
+    if (memcmp(cs, rcs, cs_bytes)) {
+      r.check = BENCH_CHECK_FAIL;
+      snprintf(r.note, sizeof r.note, "conv_states differs from the reference");
+    } else if (!silu && memcmp(x, rx, x_bytes)) {
+      r.check = BENCH_CHECK_FAIL;
+      snprintf(r.note, sizeof r.note, "x differs from the reference");
+    } else if (silu &&
+               compare_silu(c->dtype, x, rx, y_act, (size_t)(T * dim), &near) != 0) {
       r.check = BENCH_CHECK_FAIL;
       snprintf(r.note, sizeof r.note,
                "x differs from the reference beyond the SiLU tolerance");

@@ -95,15 +95,9 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape,
       conv ? &s.scale : NULL, &s.ko, c->k_only ? NULL : &s.vo, c->layout, &s.call.ws,
       &s.call.plan);
   if (!bench_call_ready(env, &r, &s.call, st)) goto done;
-  st = bench_call_run(&s.call);
-  double t0 = bench_now();
-  ga_run_ref(&s);
-  double t_ref = bench_now() - t0;
-  if (st != LLMK_SUCCESS) {
-    r.check = BENCH_CHECK_ERROR;
-    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
-  } else if (memcmp(ko, s.rko, tok * oes) ||
-             (!c->k_only && memcmp(vo, s.rvo, tok * oes))) {
+  double t_ref;
+  if (bench_first_run(&r, &s.call, ga_run_ref, &s, &t_ref) &&
+      (memcmp(ko, s.rko, tok * oes) || (!c->k_only && memcmp(vo, s.rvo, tok * oes)))) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "%s differs from the reference",
              memcmp(ko, s.rko, tok * oes) ? "key_out" : "value_out");

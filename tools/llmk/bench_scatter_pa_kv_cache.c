@@ -126,17 +126,9 @@ static void scatter_case(bench_env *env, const kv_case *c, const char *shape,
       &s.call.plan);
   if (!bench_call_ready(env, &r, &s.call, st)) goto done;
 
-  st = bench_call_run(&s.call);
-  double t0 = bench_now();
-  int ref_rc = sc_run_ref(&s);
-  double t_ref = bench_now() - t0;
-  if (st != LLMK_SUCCESS) {
-    r.check = BENCH_CHECK_ERROR;
-    snprintf(r.note, sizeof r.note, "%s", llmk_last_error());
-  } else if (ref_rc != 0) {
-    r.check = BENCH_CHECK_FAIL;
-    snprintf(r.note, sizeof r.note, "the reference rejected the inputs");
-  } else if (memcmp(kc, rkc, cache_bytes) || (vc && memcmp(vc, rvc, cache_bytes))) {
+  double t_ref;
+  if (bench_first_run(&r, &s.call, sc_run_ref, &s, &t_ref) &&
+      (memcmp(kc, rkc, cache_bytes) || (vc && memcmp(vc, rvc, cache_bytes)))) {
     r.check = BENCH_CHECK_FAIL;
     snprintf(r.note, sizeof r.note, "%s cache differs from the reference",
              memcmp(kc, rkc, cache_bytes) ? "key" : "value");
