@@ -177,6 +177,17 @@ static double median_of(double *v, size_t n) {
   return quantile(v, n, 0.5);
 }
 
+/* The 1-minute load average (/proc/loadavg), -1 if unknown. */
+static double load_average(void) {
+  double load = -1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &load) != 1) load = -1;
+    fclose(f);
+  }
+  return load;
+}
+
 static void fmt_time(char *out, size_t n, double s) {
   if (s < 1e-6)
     snprintf(out, n, "%.1f ns", s * 1e9);
@@ -1044,12 +1055,7 @@ int main(int argc, char **argv) {
             "an A/A run of one build\n");
 
   if (!o.list) {
-    double load = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-      if (fscanf(f, "%lf", &load) != 1) load = -1;
-      fclose(f);
-    }
+    double load = load_average();
     for (int k = 0; k < 2; k++) {
       ab_lib *L = &libs[k];
       llmk_status st = L->context_create(o.threads, &L->ctx);
@@ -1080,10 +1086,11 @@ int main(int argc, char **argv) {
       printf(
           "\nsummary: %d cases, %d MISMATCH, %d errors; B/A medians: geomean %.3f, "
           "min %.3f (%s), max %.3f (%s); B slower in >95%% of pairs (p5 > 1): %d%s%s%s; "
-          "B faster in >95%% (p95 < 1): %d\n",
+          "B faster in >95%% (p95 < 1): %d; load average %.2f at the end\n",
           sum.cases, sum.mismatches, sum.errors, exp(sum.log_sum / sum.n_ratio),
           sum.min_ratio, sum.min_case, sum.max_ratio, sum.max_case, sum.slower,
-          sum.slower ? " (" : "", sum.slower_cases, sum.slower ? ")" : "", sum.faster);
+          sum.slower ? " (" : "", sum.slower_cases, sum.slower ? ")" : "", sum.faster,
+          load_average());
     else
       printf("\nsummary: %d cases, %d MISMATCH, %d errors; nothing timed\n", sum.cases,
              sum.mismatches, sum.errors);
