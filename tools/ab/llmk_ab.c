@@ -5,17 +5,25 @@
  * Each build is dlopen()ed (RTLD_NOW | RTLD_LOCAL) and every public function is resolved
  * from its own handle into its own table of function pointers, so nothing of one build
  * is ever called through the other. Each case builds its inputs once: what the op only
- * reads is shared by both builds, what it writes has a copy per build, both filled from
- * the same bytes and, where the op updates it in place, reset from them before every
- * call, the same way for A and B. The first call of each build is compared byte for
- * byte over everything the op writes (MISMATCH otherwise). Then A and B alternate
- * (A B, B A, A B, ...: the order swaps every pair) until at least --min-pairs pairs
- * (61), 0.3 s of timed calls and, for calls under 100 us, 1001 pairs. A sample of a
- * case that keeps no state between calls may be several calls (about 50 us), shown as
- * pairs x calls. Reported per case: the median time per call of A and of B, and the
- * median and 5-95% range of the per-pair ratio B/A.
- * Only the public API (include/llmk of the tree this file is compiled in) is used.
- * The shapes and inputs are those of tools/llmk/bench_<op>.c.
+ * reads is shared by both builds, what it writes (and the workspace) has two copies,
+ * both filled from the same bytes and, where the op updates it in place, reset from them
+ * before every call, the same way for A and B. A runs on one copy while B runs on the
+ * other, and they trade copies every two pairs, so that where a copy's pages happen to
+ * sit (cache sets) does not favour one build. The first call of each build on each copy
+ * is compared byte for byte over everything the op writes (MISMATCH otherwise). Then A
+ * and B alternate (A B, B A, ...: the order swaps every pair) until at least
+ * --min-pairs pairs (61), 0.3 s of timed calls and, for calls under 100 us, 1001 pairs.
+ * A sample of a case that keeps no state between calls may be several calls (about
+ * 50 us), shown as pairs x calls.
+ *
+ * Reported per case: the median time per call of A and of B, the median and 5-95% range
+ * of the per-pair ratio B/A, and a 95% confidence interval of that median (order
+ * statistics, no model); "B slower" where B was slower in more than 95% of the pairs
+ * (p5 > 1), "B faster" where p95 < 1. The noise band of a machine is what an A/A run
+ * (one revision built twice) shows.
+ *
+ * Only the public API (include/llmk of the tree this file is compiled in) is used. The
+ * shapes and inputs are those of tools/llmk/bench_<op>.c.
  * Exit status: 0, 1 a MISMATCH or an op error, 2 usage or load error. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -214,9 +222,9 @@ typedef struct ab_buf {
 typedef struct ab_run {
   ab_lib *lib[2];
   ab_exec_fn exec[2];
-  llmk_plan *plan[2];
-  void *ws[2];
-  size_t wss[2];
+  llmk_plan *plan[2][2]; /* [build][copy] */
+  size_t wss[2][2];
+  void *ws[2]; /* per copy: the larger of the two builds' sizes */
   ab_buf buf[AB_MAX_BUFS];
   int nbuf;
   void *shared[AB_MAX_SHARED]; /* inputs both builds read */
@@ -250,9 +258,14 @@ static int pb_new(ab_run *r, const char *name, size_t n, int fill, bool reset) {
   return r->nbuf++;
 }
 
-static void pb_commit(ab_run *r) {
+/* Both copies from init, and the workspaces. */
+static void run_prepare(ab_run *r) {
   for (int i = 0; i < r->nbuf; i++)
-    for (int k = 0; k < 2; k++) memcpy(r->buf[i].p[k], r->buf[i].init, r->buf[i].n);
+    for (int s = 0; s < 2; s++) memcpy(r->buf[i].p[s], r->buf[i].init, r->buf[i].n);
+  for (int s = 0; s < 2; s++) {
+    size_t n = r->wss[0][s] > r->wss[1][s] ? r->wss[0][s] : r->wss[1][s];
+    r->ws[s] = n ? xalloc(n + 64, 0) : NULL;
+  }
 }
 
 static bool run_resets(const ab_run *r) {
@@ -263,7 +276,8 @@ static bool run_resets(const ab_run *r) {
 
 static void run_free(ab_run *r) {
   for (int k = 0; k < 2; k++) {
-    if (r->plan[k]) r->lib[k]->plan_destroy(r->plan[k]);
+    for (int s = 0; s < 2; s++)
+      if (r->plan[k][s]) r->lib[k]->plan_destroy(r->plan[k][s]);
     free(r->ws[k]);
   }
   for (int i = 0; i < r->nbuf; i++) {
@@ -284,31 +298,30 @@ static bool failed(ab_run *r, int k, llmk_status st, const char *what) {
   return true;
 }
 
-/* After phase 1 of build k: repeatable plan and its workspace. */
-static void plan_ready(ab_run *r, int k, llmk_status st, ab_exec_fn exec) {
+/* After phase 1 of build k on copy s: the plan made repeatable. */
+static void plan_ready(ab_run *r, int k, int s, llmk_status st, ab_exec_fn exec) {
   r->exec[k] = exec;
   if (failed(r, k, st, "get_workspace_size")) return;
-  if (failed(r, k, r->lib[k]->plan_set_repeatable(r->plan[k]), "plan_set_repeatable"))
-    return;
-  r->ws[k] = r->wss[k] ? xalloc(r->wss[k] + 64, 0) : NULL;
+  failed(r, k, r->lib[k]->plan_set_repeatable(r->plan[k][s]), "plan_set_repeatable");
 }
 
-static void reset_build(ab_run *r, int k) {
+static void reset_copy(ab_run *r, int s) {
   for (int i = 0; i < r->nbuf; i++) {
     ab_buf *b = &r->buf[i];
     if (b->reset_len)
-      memcpy(b->p[k] + b->reset_off, b->init + b->reset_off, b->reset_len);
+      memcpy(b->p[s] + b->reset_off, b->init + b->reset_off, b->reset_len);
   }
 }
 
-/* One sample of build k: the reset (untimed), then `inner` calls; seconds per call. */
-static double sample(ab_run *r, int k, int inner, llmk_status *st) {
-  reset_build(r, k);
+/* One sample of build k on copy s: the reset (untimed), then `inner` calls; seconds per
+ * call. */
+static double sample(ab_run *r, int k, int s, int inner, llmk_status *st) {
+  reset_copy(r, s);
   ab_lib *L = r->lib[k];
   double t0 = now_s();
   for (int i = 0; i < inner; i++) {
-    llmk_status s = r->exec[k](r->ws[k], r->wss[k], r->plan[k], L->ctx);
-    if (s != LLMK_SUCCESS) *st = s;
+    llmk_status rc = r->exec[k](r->ws[s], r->wss[k][s], r->plan[k][s], L->ctx);
+    if (rc != LLMK_SUCCESS) *st = rc;
   }
   return (now_s() - t0) / inner;
 }
@@ -339,8 +352,10 @@ enum { AB_NAME_W = 58, AB_MAX_PAIRS = 200001 };
 #define AB_SAMPLE_S 50e-6   /* a sample of a stateless case: this long at least */
 
 static void print_row(const char *name, const char *a, const char *b, const char *ratio,
-                      const char *pairs) {
-  printf("%-*s %11s %11s  %-26s %s\n", AB_NAME_W, name, a, b, ratio, pairs);
+                      const char *ci, const char *pairs, const char *flag) {
+  int pad = flag[0] && strlen(pairs) < 11 ? 11 - (int)strlen(pairs) : 0;
+  printf("%-*s %11s %11s  %-20s %-14s %s%*s%s\n", AB_NAME_W, name, a, b, ratio, ci, pairs,
+         pad, "", flag);
 }
 
 /* Checks, times and reports one prepared case. */
@@ -352,38 +367,43 @@ static void measure(const ab_opts *o, ab_run *r, const char *name, ab_summary *s
     fflush(stdout);
     return;
   }
-  pb_commit(r);
-  /* the first call of each: same bytes written? */
-  for (int k = 0; k < 2; k++) {
-    llmk_status st = LLMK_SUCCESS;
-    (void)sample(r, k, 1, &st);
-    if (failed(r, k, st, "run")) {
-      printf("%-*s ERROR %s\n", AB_NAME_W, name, r->msg);
-      sum->errors++;
+  run_prepare(r);
+  /* the first call of each build on each copy (A on 0 and B on 1, then the other way
+   * round): the same bytes written? */
+  for (int ph = 0; ph < 2; ph++) {
+    for (int k = 0; k < 2; k++) {
+      llmk_status st = LLMK_SUCCESS;
+      (void)sample(r, k, k ^ ph, 1, &st);
+      if (failed(r, k, st, "run")) {
+        printf("%-*s ERROR %s\n", AB_NAME_W, name, r->msg);
+        sum->errors++;
+        fflush(stdout);
+        return;
+      }
+    }
+    for (int i = 0; i < r->nbuf; i++) {
+      ab_buf *b = &r->buf[i];
+      const unsigned char *pa = b->p[ph], *pb = b->p[1 - ph];
+      if (memcmp(pa, pb, b->n) == 0) continue;
+      size_t at = 0;
+      while (pa[at] == pb[at]) at++;
+      size_t diff = 0;
+      for (size_t j = at; j < b->n; j++) diff += pa[j] != pb[j];
+      printf(
+          "%-*s MISMATCH %s: %zu of %zu bytes differ, first at byte %zu (A %02x, B "
+          "%02x; A on copy %d)\n",
+          AB_NAME_W, name, b->name, diff, b->n, at, pa[at], pb[at], ph);
+      sum->mismatches++;
       fflush(stdout);
       return;
     }
-  }
-  for (int i = 0; i < r->nbuf; i++) {
-    ab_buf *b = &r->buf[i];
-    if (memcmp(b->p[0], b->p[1], b->n) == 0) continue;
-    size_t at = 0;
-    while (b->p[0][at] == b->p[1][at]) at++;
-    size_t diff = 0;
-    for (size_t j = at; j < b->n; j++) diff += b->p[0][j] != b->p[1][j];
-    printf(
-        "%-*s MISMATCH %s: %zu of %zu bytes differ, first at byte %zu (A %02x, B %02x)\n",
-        AB_NAME_W, name, b->name, diff, b->n, at, b->p[0][at], b->p[1][at]);
-    sum->mismatches++;
-    fflush(stdout);
-    return;
   }
 
   /* calls per sample: one where the op changes its inputs, else about AB_SAMPLE_S */
   llmk_status st = LLMK_SUCCESS;
   double cal[2][3];
   for (int j = 0; j < 3; j++)
-    for (int k = 0; k < 2; k++) cal[k][j] = sample(r, (j & 1) ? 1 - k : k, 1, &st);
+    for (int k = 0; k < 2; k++) cal[k][j] = sample(r, k, k ^ (j & 1), 1, &st);
   double t1 = fmin(median_of(cal[0], 3), median_of(cal[1], 3));
   int inner = 1;
   if (!run_resets(r) && t1 < AB_SAMPLE_S) {
@@ -397,7 +417,7 @@ static void measure(const ab_opts *o, ab_run *r, const char *name, ab_summary *s
   double *ta = malloc(cap * sizeof *ta), *tb = malloc(cap * sizeof *tb),
          *ratio = malloc(cap * sizeof *ratio);
   if (!ta || !tb || !ratio) exit(2);
-  for (int k = 0; k < 2; k++) (void)sample(r, k, inner, &st); /* warm-up */
+  for (int k = 0; k < 2; k++) (void)sample(r, k, k, inner, &st); /* warm-up */
   double timed = 0;
   while (n < AB_MAX_PAIRS && (n < (size_t)min_pairs || timed < AB_MIN_TIME_S) &&
          st == LLMK_SUCCESS) {
@@ -408,13 +428,15 @@ static void measure(const ab_opts *o, ab_run *r, const char *name, ab_summary *s
       ratio = realloc(ratio, cap * sizeof *ratio);
       if (!ta || !tb || !ratio) exit(2);
     }
+    /* the order swaps every pair, the copies every two pairs */
+    const int ca = (int)((n >> 1) & 1);
     double a, b;
     if (n & 1) {
-      b = sample(r, 1, inner, &st);
-      a = sample(r, 0, inner, &st);
+      b = sample(r, 1, 1 - ca, inner, &st);
+      a = sample(r, 0, ca, inner, &st);
     } else {
-      a = sample(r, 0, inner, &st);
-      b = sample(r, 1, inner, &st);
+      a = sample(r, 0, ca, inner, &st);
+      b = sample(r, 1, 1 - ca, inner, &st);
     }
     ta[n] = a;
     tb[n] = b;
@@ -433,15 +455,21 @@ static void measure(const ab_opts *o, ab_run *r, const char *name, ab_summary *s
     char sa[32], sb[32], sr[64], sp[32];
     fmt_time(sa, sizeof sa, ma);
     fmt_time(sb, sizeof sb, mb);
-    snprintf(sr, sizeof sr, "%.3f [%.3f, %.3f]%s", mr, p5, p95,
-             p5 > 1.0    ? " slower"
-             : p95 < 1.0 ? " faster"
-                         : "");
+    snprintf(sr, sizeof sr, "%.3f [%.3f, %.3f]", mr, p5, p95);
+    /* a 95% confidence interval of the median ratio (order statistics, no model) */
+    double half = 0.98 * sqrt((double)n), lo = floor((double)n / 2 - half),
+           hi = ceil((double)n / 2 + half);
+    size_t ilo = lo < 0 ? 0 : (size_t)lo, ihi = hi > (double)(n - 1) ? n - 1 : (size_t)hi;
+    char sc[40];
+    snprintf(sc, sizeof sc, "%.3f-%.3f", ratio[ilo], ratio[ihi]);
     if (inner > 1)
       snprintf(sp, sizeof sp, "%zu x%d", n, inner);
     else
       snprintf(sp, sizeof sp, "%zu", n);
-    print_row(name, sa, sb, sr, sp);
+    print_row(name, sa, sb, sr, sc, sp,
+              p5 > 1.0    ? "B slower"
+              : p95 < 1.0 ? "B faster"
+                          : "");
     sum->log_sum += log(mr);
     if (sum->n_ratio == 0 || mr > sum->max_ratio) {
       sum->max_ratio = mr;
@@ -533,9 +561,10 @@ static void setup_advance_step(ab_run *r, const as_spec *c) {
   int64_t n[1] = {rows}, samp[2] = {c->num_seqs, T},
           tab[2] = {c->num_seqs, c->max_blocks}, sps[2] = {c->num_seqs, c->S},
           accs[1] = {c->num_seqs};
-  for (int k = 0; k < 2; k++) {
+  for (int j = 0; j < 4; j++) { /* build k, copy s */
+    const int k = j / 2, s = j % 2;
     ab_lib *L = r->lib[k];
-    unsigned char *b = buf->p[k];
+    unsigned char *b = buf->p[s];
     llmk_tensor t[8];
     L->tensor_init(&t[0], LLMK_I64, 1, n, NULL, b + o_tok);
     L->tensor_init(&t[1], LLMK_I64, 2, samp, NULL, b + o_samp);
@@ -547,9 +576,9 @@ static void setup_advance_step(ab_run *r, const as_spec *c) {
     L->tensor_init(&t[7], LLMK_I64, 1, accs, NULL, b + o_acc);
     llmk_status st = L->advance_step_get_workspace_size(
         &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], c->spec ? &t[6] : NULL,
-        c->spec ? &t[7] : NULL, c->num_seqs, c->num_seqs, c->block_size, &r->wss[k],
-        &r->plan[k]);
-    plan_ready(r, k, st, L->advance_step);
+        c->spec ? &t[7] : NULL, c->num_seqs, c->num_seqs, c->block_size, &r->wss[k][s],
+        &r->plan[k][s]);
+    plan_ready(r, k, s, st, L->advance_step);
   }
 }
 
@@ -660,9 +689,9 @@ static void setup_scatter(ab_run *r, const kv_spec *c) {
   size_t tok = (size_t)(c->T * c->H * c->D);
   size_t ses = A->dtype_size(c->src), ces = A->dtype_size(c->cache);
   size_t cache_bytes = (size_t)(c->num_blocks * c->block_size * c->H * c->D) * ces;
-  void *k = sh_alloc(r, tok * ses, 0), *v = sh_alloc(r, tok * ses, 0);
-  kv_fill_values(A, k, c->src, tok, 4.0f, &rng);
-  kv_fill_values(A, v, c->src, tok, 4.0f, &rng);
+  void *key = sh_alloc(r, tok * ses, 0), *value = sh_alloc(r, tok * ses, 0);
+  kv_fill_values(A, key, c->src, tok, 4.0f, &rng);
+  kv_fill_values(A, value, c->src, tok, 4.0f, &rng);
   int kc = pb_new(r, "key_cache", cache_bytes, 0x11, false);
   int vc = pb_new(r, "value_cache", cache_bytes, 0x11, false);
   int64_t *slots = sh_alloc(r, (size_t)c->T * 8, 0);
@@ -670,22 +699,23 @@ static void setup_scatter(ab_run *r, const kv_spec *c) {
   float *scale = sh_alloc(r, sizeof(float), 0);
   *scale = 0.25f;
   int64_t ts[3] = {c->T, c->H, c->D}, cs[5], ns[1] = {c->T};
-  for (int j = 0; j < 2; j++) {
-    ab_lib *L = r->lib[j];
+  for (int j = 0; j < 4; j++) { /* build k, copy s */
+    const int k = j / 2, s = j % 2;
+    ab_lib *L = r->lib[k];
     llmk_tensor tk, tv, tkc, tvc, tsl, tsc;
     int rank;
-    L->tensor_init(&tk, c->src, 3, ts, NULL, k);
-    L->tensor_init(&tv, c->src, 3, ts, NULL, v);
+    L->tensor_init(&tk, c->src, 3, ts, NULL, key);
+    L->tensor_init(&tv, c->src, 3, ts, NULL, value);
     kv_cache_shape(L, c, c->cache, true, &rank, cs);
-    L->tensor_init(&tkc, c->cache, rank, cs, NULL, r->buf[kc].p[j]);
+    L->tensor_init(&tkc, c->cache, rank, cs, NULL, r->buf[kc].p[s]);
     kv_cache_shape(L, c, c->cache, false, &rank, cs);
-    L->tensor_init(&tvc, c->cache, rank, cs, NULL, r->buf[vc].p[j]);
+    L->tensor_init(&tvc, c->cache, rank, cs, NULL, r->buf[vc].p[s]);
     L->tensor_init(&tsl, LLMK_I64, 1, ns, NULL, slots);
     L->tensor_init(&tsc, LLMK_F32, 0, NULL, NULL, scale);
     llmk_status st = L->scatter_pa_kv_cache_get_workspace_size(
         &tk, &tv, &tkc, &tvc, &tsl, quant ? &tsc : NULL, quant ? &tsc : NULL, c->layout,
-        &r->wss[j], &r->plan[j]);
-    plan_ready(r, j, st, L->scatter_pa_kv_cache);
+        &r->wss[k][s], &r->plan[k][s]);
+    plan_ready(r, k, s, st, L->scatter_pa_kv_cache);
   }
 }
 
@@ -721,23 +751,24 @@ static void setup_gather(ab_run *r, const kv_spec *c) {
   *scale = 0.25f;
   int64_t ts[3] = {c->T, c->H, c->D}, cs[5], tb[2] = {c->nseq, max_blocks},
           nl[1] = {c->nseq};
-  for (int j = 0; j < 2; j++) {
-    ab_lib *L = r->lib[j];
+  for (int j = 0; j < 4; j++) { /* build k, copy s */
+    const int k = j / 2, s = j % 2;
+    ab_lib *L = r->lib[k];
     llmk_tensor tkc, tvc, ttab, tlen, tsc, tko, tvo;
     int rank;
     kv_cache_shape(L, c, c->src, true, &rank, cs);
     L->tensor_init(&tkc, c->src, rank, cs, NULL, kc);
     kv_cache_shape(L, c, c->src, false, &rank, cs);
     L->tensor_init(&tvc, c->src, rank, cs, NULL, vc);
-    L->tensor_init(&tko, c->cache, 3, ts, NULL, r->buf[ko].p[j]);
-    L->tensor_init(&tvo, c->cache, 3, ts, NULL, r->buf[vo].p[j]);
+    L->tensor_init(&tko, c->cache, 3, ts, NULL, r->buf[ko].p[s]);
+    L->tensor_init(&tvo, c->cache, 3, ts, NULL, r->buf[vo].p[s]);
     L->tensor_init(&ttab, LLMK_I64, 2, tb, NULL, tab);
     L->tensor_init(&tlen, LLMK_I64, 1, nl, NULL, lens);
     L->tensor_init(&tsc, LLMK_F32, 0, NULL, NULL, scale);
     llmk_status st = L->gather_pa_kv_cache_get_workspace_size(
         &tkc, &tvc, &ttab, &tlen, conv ? &tsc : NULL, conv ? &tsc : NULL, &tko, &tvo,
-        c->layout, &r->wss[j], &r->plan[j]);
-    plan_ready(r, j, st, L->gather_pa_kv_cache);
+        c->layout, &r->wss[k][s], &r->plan[k][s]);
+    plan_ready(r, k, s, st, L->gather_pa_kv_cache);
   }
 }
 
@@ -793,16 +824,17 @@ static void setup_top_k_top_p(ab_run *r, const tk_spec *c) {
   int out = pb_new(r, "out", n * esz, 0, false);
   bool has_p = c->p >= 0, has_k = c->k != 0;
   int64_t bv[2] = {c->B, c->V}, bb[1] = {c->B};
-  for (int j = 0; j < 2; j++) {
-    ab_lib *L = r->lib[j];
+  for (int j = 0; j < 4; j++) { /* build k, copy s */
+    const int k = j / 2, s = j % 2;
+    ab_lib *L = r->lib[k];
     llmk_tensor tl, to, tp, tk;
     L->tensor_init(&tl, c->dtype, 2, bv, NULL, logits);
-    L->tensor_init(&to, c->dtype, 2, bv, NULL, r->buf[out].p[j]);
+    L->tensor_init(&to, c->dtype, 2, bv, NULL, r->buf[out].p[s]);
     L->tensor_init(&tp, LLMK_F32, 1, bb, NULL, pv);
     L->tensor_init(&tk, LLMK_I32, 1, bb, NULL, kv);
     llmk_status st = L->apply_top_k_top_p_get_workspace_size(
-        &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to, &r->wss[j], &r->plan[j]);
-    plan_ready(r, j, st, L->apply_top_k_top_p);
+        &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to, &r->wss[k][s], &r->plan[k][s]);
+    plan_ready(r, k, s, st, L->apply_top_k_top_p);
   }
 }
 
@@ -919,15 +951,16 @@ static void setup_conv1d(ab_run *r, const cc_spec *c) {
 
   int64_t sx2[2] = {T, dim}, sx3[3] = {B, m + 1, dim}, sw[2] = {K, dim},
           scs[3] = {lines, C, dim}, sq[1] = {B + 1}, sb[1] = {B}, sd[1] = {dim};
-  for (int j = 0; j < 2; j++) {
-    ab_lib *L = r->lib[j];
+  for (int j = 0; j < 4; j++) { /* build k, copy s */
+    const int k = j / 2, s = j % 2;
+    ab_lib *L = r->lib[k];
     llmk_tensor tx, tw, tcs, tq, tci, tn, tbias;
     if (c->kind == 0)
-      L->tensor_init(&tx, dt, 3, sx3, NULL, r->buf[x].p[j]);
+      L->tensor_init(&tx, dt, 3, sx3, NULL, r->buf[x].p[s]);
     else
-      L->tensor_init(&tx, dt, 2, sx2, NULL, r->buf[x].p[j]);
+      L->tensor_init(&tx, dt, 2, sx2, NULL, r->buf[x].p[s]);
     L->tensor_init(&tw, dt, 2, sw, NULL, w);
-    L->tensor_init(&tcs, dt, 3, scs, NULL, r->buf[cs].p[j]);
+    L->tensor_init(&tcs, dt, 3, scs, NULL, r->buf[cs].p[s]);
     L->tensor_init(&tq, LLMK_I64, 1, sq, NULL, qsl);
     L->tensor_init(&tci, LLMK_I64, 1, sb, NULL, ci);
     L->tensor_init(&tn, LLMK_I64, 1, sb, NULL, nacc);
@@ -935,8 +968,9 @@ static void setup_conv1d(ab_run *r, const cc_spec *c) {
     llmk_status st = L->fused_causal_conv1d_get_workspace_size(
         &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL, NULL,
         NULL, NULL, NULL, has_bias ? &tbias : NULL, -1, -1, 0, 0, 0,
-        silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &r->wss[j], &r->plan[j]);
-    plan_ready(r, j, st, L->fused_causal_conv1d);
+        silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &r->wss[k][s],
+        &r->plan[k][s]);
+    plan_ready(r, k, s, st, L->fused_causal_conv1d);
   }
 }
 
@@ -1070,7 +1104,8 @@ int main(int argc, char **argv) {
     }
     printf("load average %.2f at start; min pairs %d, >= %.1f s of calls per case\n\n",
            load, o.min_pairs, AB_MIN_TIME_S);
-    print_row("case", "A median", "B median", "B/A median [p5, p95]", "pairs");
+    print_row("case", "A median", "B median", "B/A median [p5, p95]", "median 95% CI",
+              "pairs", "(p5 > 1 / p95 < 1)");
     fflush(stdout);
   }
 
