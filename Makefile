@@ -29,6 +29,13 @@ peers: all
 examples: all
 	bash scripts/examples.sh $(BUILD)
 
+# A/B timing, one process: libllmk.so of git revision REV against the working tree's
+# (or REV_B's); AB_ARGS go to the tool (tools/ab/llmk_ab.c), e.g. AB_ARGS='--case conv1d'
+.PHONY: ab
+ab:
+	@test -n "$(REV)" || { echo "usage: make ab REV=<git revision> [REV_B=<revision>] [AB_ARGS='--case TEXT --threads N --min-pairs N']" >&2; exit 2; }
+	bash scripts/ab.sh $(REV) $(REV_B) $(AB_ARGS)
+
 install: all
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
