@@ -44,13 +44,6 @@ const char *llmk_threading_runtime(void) {
   return llmk__threading_name;
 }
 
-int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks) {
-  int64_t nt = ctx ? ctx->num_threads : 1;
-  if (max_tasks < nt) nt = max_tasks;
-  if (nt > LLMK__MAX_TASKS) nt = LLMK__MAX_TASKS;
-  return nt < 1 ? 1 : (int)nt;
-}
-
 int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn,
                        void *arg) {
   int nth = llmk__parallel_tasks(ctx, max_tasks);

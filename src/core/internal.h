@@ -86,7 +86,7 @@ typedef void (*llmk__task_fn)(void *arg, int ith, int nth);
 
 /* The number of tasks a run over ctx would use for up to max_tasks: min(max_tasks,
  * the context's threads, LLMK__MAX_TASKS), at least 1 (1 for a NULL context). */
-int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks);
+static inline int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks);
 /* Runs llmk__parallel_tasks(ctx, max_tasks) tasks and returns that number. */
 int llmk__parallel_run(llmk_context *ctx, int64_t max_tasks, llmk__task_fn fn, void *arg);
 
@@ -120,6 +120,13 @@ struct llmk_context {
   int num_threads;
   struct llmk__pool *pool;
 };
+
+static inline int llmk__parallel_tasks(const llmk_context *ctx, int64_t max_tasks) {
+  int64_t nt = ctx ? ctx->num_threads : 1;
+  if (max_tasks < nt) nt = max_tasks;
+  if (nt > LLMK__MAX_TASKS) nt = LLMK__MAX_TASKS;
+  return nt < 1 ? 1 : (int)nt;
+}
 
 /* Split of [0, n) into `parts` ranges: range i is [begin, end). */
 static inline void llmk__split(int64_t n, int parts, int i, int64_t *begin,

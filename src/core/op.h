@@ -34,8 +34,16 @@ static inline llmk_status llmk__phase1_begin(const char *op, size_t *workspace_s
  * when the check or fn fails). */
 typedef llmk_status (*llmk__run_fn)(const void *payload, void *workspace,
                                     llmk_context *ctx);
-llmk_status llmk__plan_run(const char *op_name, llmk__op op, llmk_plan *plan,
-                           void *workspace, size_t workspace_size, llmk_context *ctx,
-                           llmk__run_fn fn);
+static inline llmk_status llmk__plan_run(const char *op_name, llmk__op op,
+                                         llmk_plan *plan, void *workspace,
+                                         size_t workspace_size, llmk_context *ctx,
+                                         llmk__run_fn fn) {
+  bool live;
+  llmk_status st =
+      llmk__plan_begin_run(op_name, op, plan, workspace, workspace_size, &live);
+  if (st == LLMK_SUCCESS) st = fn(llmk__plan_payload(plan), workspace, ctx);
+  if (live) llmk__plan_end_run(plan);
+  return st;
+}
 
 #endif

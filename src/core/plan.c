@@ -127,14 +127,3 @@ llmk_status llmk_plan_destroy(llmk_plan *plan) {
                        (void *)plan);
   return LLMK_SUCCESS;
 }
-
-llmk_status llmk__plan_run(const char *op_name, llmk__op op, llmk_plan *plan,
-                           void *workspace, size_t workspace_size, llmk_context *ctx,
-                           llmk__run_fn fn) {
-  bool live;
-  llmk_status st =
-      llmk__plan_begin_run(op_name, op, plan, workspace, workspace_size, &live);
-  if (st == LLMK_SUCCESS) st = fn(plan->payload, workspace, ctx);
-  if (live) llmk__plan_end_run(plan);
-  return st;
-}

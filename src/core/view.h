@@ -39,25 +39,17 @@ static inline char *llmk__view_at(const llmk__view *v, int64_t i, int64_t j) {
 /* An i32 or i64 view's element (i, j). */
 static inline int64_t llmk__view_get(const llmk__view *v, int64_t i, int64_t j) {
   int64_t off = i * v->s0 + j * v->s1;
-  if (v->is64) {
-    int64_t x;
-    memcpy(&x, v->data + off * 8, 8);
-    return x;
-  }
-  int32_t x;
-  memcpy(&x, v->data + off * 4, 4);
-  return x;
+  return v->is64 ? ((const int64_t *)(const void *)v->data)[off]
+                 : ((const int32_t *)(const void *)v->data)[off];
 }
 
 /* Element i of an i32 or i64 view (dim 0); an i32 view keeps the low 32 bits. */
 static inline void llmk__view_set(const llmk__view *v, int64_t i, int64_t value) {
   int64_t off = i * v->s0;
-  if (v->is64) {
-    memcpy(v->data + off * 8, &value, 8);
-  } else {
-    int32_t x = (int32_t)value;
-    memcpy(v->data + off * 4, &x, 4);
-  }
+  if (v->is64)
+    ((int64_t *)(void *)v->data)[off] = value;
+  else
+    ((int32_t *)(void *)v->data)[off] = (int32_t)value;
 }
 
 /* Whether value fits the view's integer dtype. */

@@ -12,6 +12,7 @@ static const char op[] = "advance_step";
 
 typedef struct advance_step_plan {
   llmk__advance_step_args args;
+  llmk__advance_step_flat flat; /* args.flat points here in flat mode */
   const llmk__advance_step_kernels *kernels;
 } advance_step_plan;
 
@@ -19,7 +20,7 @@ typedef struct advance_step_plan {
  * the array has at least that many elements. */
 static llmk_status flat_shapes(const llmk_tensor *const t[8], const char *const names[8],
                                int64_t num_seqs, int64_t num_queries,
-                               llmk__advance_step_args *a) {
+                               llmk__advance_step_flat *f) {
   for (int i = 0; i < 6; i++) {
     int64_t rows = i == 1 ? num_queries : num_seqs, numel = 1;
     if (t[i]->rank < 1 || t[i]->rank > LLMK_MAX_RANK)
@@ -37,10 +38,10 @@ static llmk_status flat_shapes(const llmk_tensor *const t[8], const char *const 
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                          "%s has %" PRId64 " elements, fewer than its %" PRId64 " rows",
                          names[i], numel, rows);
-    a->flat_t[i] = *t[i];
+    f->t[i] = *t[i];
     if (i == 5) {
-      a->flat_n = numel;
-      a->row_len = num_seqs > 0 ? numel / num_seqs : 0;
+      f->n = numel;
+      f->row_len = num_seqs > 0 ? numel / num_seqs : 0;
     }
   }
   return LLMK_SUCCESS;
@@ -48,7 +49,7 @@ static llmk_status flat_shapes(const llmk_tensor *const t[8], const char *const 
 
 static llmk_status validate(const llmk_tensor *const t[8], const char *const names[8],
                             int64_t num_seqs, int64_t num_queries, int64_t block_size,
-                            bool flat, llmk__advance_step_args *a) {
+                            llmk__advance_step_flat *flat, llmk__advance_step_args *a) {
   enum { TOK, SAMPLED, POS, LENS, SLOTS, TABLES, SPEC, ACC };
   /* 1. required tensors */
   for (int i = 0; i < 6; i++)
@@ -93,7 +94,7 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
     LLMK__TRY(llmk__check_dim(op, names[SAMPLED], t[SAMPLED], 1, S + 1,
                               "spec_token.shape[1]+1"));
   } else if (flat) {
-    LLMK__TRY(flat_shapes(t, names, num_seqs, num_queries, a));
+    LLMK__TRY(flat_shapes(t, names, num_seqs, num_queries, flat));
   } else {
     const llmk_tensor *s = t[SAMPLED];
     if (s->rank != 1 && s->rank != 2)
@@ -131,7 +132,7 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
   a->block_size = block_size;
   a->div = llmk__divider_make(block_size);
   a->max_blocks = flat ? 0 : t[TABLES]->shape[1];
-  a->flat = flat;
+  a->flat = NULL; /* set to the plan's copy of *flat */
   a->spec_len = S;
   a->speculative = speculative;
   return LLMK_SUCCESS;
@@ -144,11 +145,14 @@ static llmk_status plan_advance_step(const llmk_tensor *const t[8], int64_t num_
       "input_tokens", "sampled_token_ids", "input_positions", "seq_lens",
       "slot_mapping", "block_tables",      "spec_token",      "accepted_num"};
   advance_step_plan p = {0};
-  LLMK__TRY(validate(t, names, num_seqs, num_queries, block_size, flat, &p.args));
+  LLMK__TRY(validate(t, names, num_seqs, num_queries, block_size, flat ? &p.flat : NULL,
+                     &p.args));
   p.kernels = llmk__advance_step_kernels_for(llmk_get_isa());
   llmk_plan *out;
   LLMK__TRY(llmk__plan_create(op, LLMK__OP_ADVANCE_STEP, sizeof p, 0, &out));
-  *(advance_step_plan *)llmk__plan_payload(out) = p;
+  advance_step_plan *pp = llmk__plan_payload(out);
+  *pp = p;
+  if (flat) pp->args.flat = &pp->flat;
   *workspace_size = 0;
   *plan = out;
   return LLMK_SUCCESS;

@@ -186,39 +186,40 @@ static void run_speculative(const llmk__advance_step_args *a) {
 enum { F_TOK, F_SAMPLED, F_POS, F_LENS, F_SLOTS, F_TABLES };
 
 static inline int64_t fget(const llmk__advance_step_args *a, int i, int64_t k) {
-  return llmk__flat_get(&a->flat_t[i], k);
+  return llmk__flat_get(&a->flat->t[i], k);
 }
 
 static inline void fset(const llmk__advance_step_args *a, int i, int64_t k, int64_t v) {
-  llmk__flat_set(&a->flat_t[i], k, v);
+  llmk__flat_set(&a->flat->t[i], k, v);
 }
 
 static inline bool ffits(const llmk__advance_step_args *a, int i, int64_t v) {
-  return a->flat_t[i].dtype == LLMK_I64 || (v >= INT32_MIN && v <= INT32_MAX);
+  return a->flat->t[i].dtype == LLMK_I64 || (v >= INT32_MIN && v <= INT32_MAX);
 }
 
 /* Row q's slot in flat mode, or the error (message set). */
 static llmk_status flat_slot(const llmk__advance_step_args *a, int64_t q, int64_t pos,
                              int64_t *slot) {
   int64_t bs = a->block_size, idx = llmk__div(&a->div, pos), s;
-  if (idx >= a->flat_n)
+  if (idx >= a->flat->n)
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "seq_lens[%" PRId64 "]=%" PRId64 " gives block index %" PRId64
                        " (block_size=%" PRId64 "), but block_tables has %" PRId64
                        " elements",
-                       q, pos, idx, bs, a->flat_n);
+                       q, pos, idx, bs, a->flat->n);
   int64_t blk = fget(a, F_TABLES, idx);
   if (blk < 0)
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "block_tables element %" PRId64 " (looked up for row %" PRId64
                        ") is %" PRId64 ", a negative block id",
                        idx, q, blk);
-  if (__builtin_mul_overflow(a->row_len, q, &s) || __builtin_add_overflow(s, blk, &s) ||
-      __builtin_mul_overflow(s, bs, &s) || __builtin_add_overflow(s, pos - idx * bs, &s))
+  if (__builtin_mul_overflow(a->flat->row_len, q, &s) ||
+      __builtin_add_overflow(s, blk, &s) || __builtin_mul_overflow(s, bs, &s) ||
+      __builtin_add_overflow(s, pos - idx * bs, &s))
     return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                        "row %" PRId64 ": slot (%" PRId64 " + %" PRId64 " * %" PRId64
                        ") * %" PRId64 " + %" PRId64 " overflows int64",
-                       q, blk, a->row_len, q, bs, pos - idx * bs);
+                       q, blk, a->flat->row_len, q, bs, pos - idx * bs);
   *slot = s;
   return LLMK_SUCCESS;
 }

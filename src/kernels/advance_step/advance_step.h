@@ -9,6 +9,15 @@
 #include "dispatch/dispatch.h"
 #include "llmk/types.h"
 
+/* CANN's plain-mode lookup (llmk_advance_step_flat_get_workspace_size): the six tensors
+ * (input_tokens, sampled, input_positions, seq_lens, slot_mapping, block_tables) read as
+ * flat row-major arrays; the block of row q offset by q * row_len; block_tables has n
+ * elements. */
+typedef struct llmk__advance_step_flat {
+  llmk_tensor t[6];
+  int64_t n, row_len;
+} llmk__advance_step_flat;
+
 typedef struct llmk__advance_step_args {
   llmk__view input_tokens, input_positions, seq_lens, slot_mapping; /* [num_seqs*T] */
   llmk__view sampled;      /* [num_queries, 1] plain, [num_seqs, T] speculative */
@@ -17,14 +26,8 @@ typedef struct llmk__advance_step_args {
   llmk__view accepted_num; /* [num_seqs] */
   int64_t num_seqs, num_queries, block_size, max_blocks, spec_len /* S */;
   bool speculative;
-  /* CANN's plain-mode lookup (llmk_advance_step_flat_get_workspace_size): the six
-   * tensors (input_tokens, sampled, input_positions, seq_lens, slot_mapping,
-   * block_tables) read as flat row-major arrays; the block of row q offset by
-   * q * row_len; block_tables has flat_n elements */
-  bool flat;
-  llmk_tensor flat_t[6];
-  int64_t flat_n, row_len;
-  llmk__divider div; /* by block_size */
+  llmk__divider div;                   /* by block_size */
+  const llmk__advance_step_flat *flat; /* the flat lookup, or NULL */
 } llmk__advance_step_args;
 
 /* Scalar building blocks of plain mode, reused by the SIMD kernels for the rows or

@@ -345,19 +345,6 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   return LLMK_SUCCESS;
 }
 
-/* Written bytes above which copies bypass the caches: the data would not fit in them
- * anyway, and non-temporal stores save the read of every destination line. */
-#define KV_STREAM_BYTES ((int64_t)16 << 20)
-
-bool llmk__kv_use_streaming(const kv_plan *p) {
-  int64_t bytes = 0;
-  for (int i = 0; i < 2; i++)
-    if (p->side[i].present)
-      bytes += p->T * p->side[i].H * p->side[i].D *
-               (int64_t)(p->gather ? p->side[i].tok_esz : p->side[i].cache_esz);
-  return bytes >= KV_STREAM_BYTES;
-}
-
 llmk_status llmk__kv_check_scales(const kv_plan *p) {
   for (int i = 0; i < 2; i++) {
     const llmk__kv_side *k = &p->side[i];
@@ -371,19 +358,4 @@ llmk_status llmk__kv_check_scales(const kv_plan *p) {
     }
   }
   return LLMK_SUCCESS;
-}
-
-/* Tokens per thread so that a task moves at least this many bytes: below it, waking a
- * second thread costs more than it saves. */
-#define KV_BYTES_PER_TASK (256 * 1024)
-
-int64_t llmk__kv_token_grain(const kv_plan *p) {
-  int64_t bytes = 0;
-  for (int i = 0; i < 2; i++)
-    if (p->side[i].present)
-      bytes += p->side[i].H * p->side[i].D *
-               (int64_t)(p->side[i].tok_esz + p->side[i].cache_esz);
-  if (bytes <= 0) bytes = 1;
-  int64_t g = KV_BYTES_PER_TASK / bytes;
-  return g < 1 ? 1 : g;
 }

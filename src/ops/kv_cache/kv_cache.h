@@ -38,10 +38,34 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
                           llmk_plan **plan);
 /* INVALID_VALUE unless every scale is finite and > 0 */
 llmk_status llmk__kv_check_scales(const kv_plan *p);
-/* whether the copies bypass the caches */
-bool llmk__kv_use_streaming(const kv_plan *p);
-/* tokens per task */
-int64_t llmk__kv_token_grain(const kv_plan *p);
+
+/* Written bytes above which copies bypass the caches: the data would not fit in them
+ * anyway, and non-temporal stores save the read of every destination line. */
+#define KV_STREAM_BYTES ((int64_t)16 << 20)
+
+static inline bool llmk__kv_use_streaming(const kv_plan *p) {
+  int64_t bytes = 0;
+  for (int i = 0; i < 2; i++)
+    if (p->side[i].present)
+      bytes += p->T * p->side[i].H * p->side[i].D *
+               (int64_t)(p->gather ? p->side[i].tok_esz : p->side[i].cache_esz);
+  return bytes >= KV_STREAM_BYTES;
+}
+
+/* Tokens per thread so that a task moves at least this many bytes: below it, waking a
+ * second thread costs more than it saves. */
+#define KV_BYTES_PER_TASK (256 * 1024)
+
+static inline int64_t llmk__kv_token_grain(const kv_plan *p) {
+  int64_t bytes = 0;
+  for (int i = 0; i < 2; i++)
+    if (p->side[i].present)
+      bytes += p->side[i].H * p->side[i].D *
+               (int64_t)(p->side[i].tok_esz + p->side[i].cache_esz);
+  if (bytes <= 0) bytes = 1;
+  int64_t g = KV_BYTES_PER_TASK / bytes;
+  return g < 1 ? 1 : g;
+}
 
 #define KV_GROUP_MAX 64
 #define KV_PREFETCH_AHEAD 4
