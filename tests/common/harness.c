@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "ref_util.h"
+
 void th_die(const char *what) {
   fprintf(stderr, "test bug: %s\n", what);
   exit(2);
@@ -14,23 +16,7 @@ void *th_xmalloc(size_t n) {
 /* ---------------------------------------------------------------- tensors */
 
 size_t th_dtype_size(llmk_dtype dt) {
-  switch (dt) {
-    case LLMK_F32:
-    case LLMK_I32:
-      return 4;
-    case LLMK_F16:
-    case LLMK_BF16:
-      return 2;
-    case LLMK_I8:
-    case LLMK_U8:
-    case LLMK_FP8_E4M3FN:
-    case LLMK_FP8_E5M2:
-      return 1;
-    case LLMK_I64:
-      return 8;
-    default:
-      return 0;
-  }
+  return ref_dtype_size(dt);
 }
 
 size_t th_span_bytes(llmk_dtype dt, int rank, const int64_t *shape,

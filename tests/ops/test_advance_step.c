@@ -6,6 +6,7 @@
 #include "advance_step_ref.h"
 #include "harness.h"
 #include "llmk/llmk.h"
+#include "ref_util.h"
 
 enum { T_TOK, T_SAMP, T_POS, T_SEQ, T_SLOT, T_BT, T_SPEC, T_ACC, T_COUNT };
 static const char *const tname[T_COUNT] = {
@@ -195,27 +196,13 @@ typedef struct tset {
 } tset;
 
 static void tt_store(ttensor *x, const layout *l, int64_t idx, int64_t v) {
-  char *p = (char *)x->buf.data + lay_offset(l, idx) * (int64_t)th_dtype_size(l->dtype);
-  if (l->dtype == LLMK_I32) {
-    if (!advance_step_ref_fits_i32(v)) th_die("value does not fit an i32 input");
-    int32_t w = (int32_t)v;
-    memcpy(p, &w, 4);
-  } else {
-    memcpy(p, &v, 8);
-  }
+  if (l->dtype == LLMK_I32 && !advance_step_ref_fits_i32(v))
+    th_die("value does not fit an i32 input");
+  ref_store_bits(x->buf.data, lay_offset(l, idx), th_dtype_size(l->dtype), (uint64_t)v);
 }
 
 static int64_t tt_load(const ttensor *x, const layout *l, int64_t idx) {
-  const char *p =
-      (const char *)x->buf.data + lay_offset(l, idx) * (int64_t)th_dtype_size(l->dtype);
-  if (l->dtype == LLMK_I32) {
-    int32_t w;
-    memcpy(&w, p, 4);
-    return w;
-  }
-  int64_t v;
-  memcpy(&v, p, 8);
-  return v;
+  return ref_load_index(x->buf.data, lay_offset(l, idx), l->dtype);
 }
 
 /* Buffers with a byte pattern that depends only on `seed` (the gaps between strided
