@@ -155,6 +155,12 @@ void th_run_table(const char *what, const void *rows, int n, size_t row_size,
   printf("%s: %d rows\n", what, n);
 }
 
+void th_run_rows(const char *what, const void *rows, int n, size_t row_size,
+                 th_case_fn fn) {
+  for (int i = 0; i < n; i++) fn((const char *)rows + (size_t)i * row_size);
+  printf("%s: %d rows\n", what, n);
+}
+
 void th_check_refused(const char *label, llmk_status st, llmk_status expect,
                       llmk_plan *const *plan, const size_t *ws, const char *op,
                       const char *alts) {

@@ -1220,7 +1220,8 @@ static void build_rows(void) {
       INT64_MAX - 1, VA, 2, "input_positions|accepted_num|overflow");
 }
 
-static void run_row(const err_row *r) {
+static void run_row(const void *row) {
+  const err_row *r = row;
   static int sentinel;
   as_case c;
   fx_init(&c, r->spec, r->ns, r->nq, r->S);
@@ -1268,10 +1269,10 @@ static void run_row(const err_row *r) {
                  r->name, llmk_last_error(), r->msg);
         /* the row must be named; rows 0 and 1 are too common as digits to tell */
         if (!r->spec && r->a1 >= 2) {
-          char row[24];
-          snprintf(row, sizeof row, "%" PRId64, r->a1);
-          TU_CHECK(strstr(llmk_last_error(), row) != NULL,
-                   "%s: message '%s' names no row %s", r->name, llmk_last_error(), row);
+          char rowno[24];
+          snprintf(rowno, sizeof rowno, "%" PRId64, r->a1);
+          TU_CHECK(strstr(llmk_last_error(), rowno) != NULL,
+                   "%s: message '%s' names no row %s", r->name, llmk_last_error(), rowno);
         }
       }
       if (r->expect == LLMK_SUCCESS) tset_store_out(&e, &c);
@@ -1292,15 +1293,9 @@ static void run_row(const err_row *r) {
   case_free(&c);
 }
 
-static void table_row(const void *row, int idx, void *user) {
-  (void)idx;
-  (void)user;
-  run_row(row);
-}
-
 static void test_errors(void) {
   build_rows();
-  th_run_table("error table", rows, n_rows, sizeof rows[0], table_row, NULL);
+  th_run_rows("error table", rows, n_rows, sizeof rows[0], run_row);
 }
 
 /* --------------------------------------------------------------- lifecycle */
@@ -1720,9 +1715,7 @@ static void flat_post(tset *s, as_case *c, const flat_row *r) {
   }
 }
 
-static void flat_row_run(const void *row, int idx, void *user) {
-  (void)idx;
-  (void)user;
+static void flat_row_run(const void *row) {
   static int sentinel;
   const flat_row *r = row;
   as_case c;
@@ -1807,9 +1800,9 @@ static void test_flat_sample(void) {
 
 static void test_flat(void) {
   test_flat_sample();
-  th_run_table("flat error table", flat_rows,
-               (int)(sizeof flat_rows / sizeof flat_rows[0]), sizeof flat_rows[0],
-               flat_row_run, NULL);
+  th_run_rows("flat error table", flat_rows,
+              (int)(sizeof flat_rows / sizeof flat_rows[0]), sizeof flat_rows[0],
+              flat_row_run);
   test_flat_random();
 }
 
