@@ -8,13 +8,9 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnn_tspec.h"
 #include "aclnnop/aclnn_advance_step.h"
 #include "aclnnop/aclnn_advance_step_v2.h"
-#include "test_util.h"
-
-#define EQ(a, b)                                                                  \
-  TU_CHECK((long long)(a) == (long long)(b), "%lld != %lld (%s)", (long long)(a), \
-           (long long)(b), aclGetRecentErrMsg())
 
 enum { TOK, SAMP, POS, LENS, SLOT, TAB, SPEC, ACC, NT };
 
@@ -28,13 +24,6 @@ typedef struct tcase {
   aclTensor *t[NT];
   aclDataType dt[NT];
 } tcase;
-
-static void *dev_copy(const void *host, size_t n) {
-  void *d = NULL;
-  aclrtMalloc(&d, n, ACL_MEM_MALLOC_HUGE_FIRST);
-  aclrtMemcpy(d, n, host, n, ACL_MEMCPY_HOST_TO_DEVICE);
-  return d;
-}
 
 static void set_shape(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1) {
   c->rank[i] = rank;
@@ -689,18 +678,12 @@ static void test_errors(aclrtStream stream) {
 }
 
 int main(void) {
-  tu_seed(20250301);
-  EQ(aclInit(NULL), ACL_SUCCESS);
-  EQ(aclrtSetDevice(0), ACL_SUCCESS);
-  aclrtStream stream = NULL;
-  EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
-  test_samples(stream);
+  acl_test t;
+  acl_test_begin(&t, 20250301, 0);
+  test_samples(t.stream);
   test_samples(NULL);
-  test_random(stream);
-  test_lifecycle(stream);
-  test_errors(stream);
-  EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
-  EQ(aclrtResetDevice(0), ACL_SUCCESS);
-  EQ(aclFinalize(), ACL_SUCCESS);
-  return tu_finish("test_aclnn_advance_step");
+  test_random(t.stream);
+  test_lifecycle(t.stream);
+  test_errors(t.stream);
+  return acl_test_end(&t, "test_aclnn_advance_step");
 }
