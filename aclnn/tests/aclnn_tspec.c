@@ -134,3 +134,30 @@ const llmk_tensor *ndesc(const tspec *s, llmk_tensor *out) {
   llmk_tensor_init(out, native_dt(s->dt), s->rank, s->dims, s->strides, s->ref);
   return out;
 }
+
+/* ------------------------------------------------------------- programs */
+
+void *dev_copy(const void *host, size_t n) {
+  void *d = NULL;
+  aclrtMalloc(&d, n, ACL_MEM_MALLOC_HUGE_FIRST);
+  aclrtMemcpy(d, n, host, n, ACL_MEMCPY_HOST_TO_DEVICE);
+  return d;
+}
+
+void acl_test_begin(acl_test *t, uint64_t seed, int threads) {
+  tu_seed(seed);
+  t->stream = NULL;
+  t->ctx = NULL;
+  EQ(aclInit(NULL), ACL_SUCCESS);
+  EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  EQ(aclrtCreateStream(&t->stream), ACL_SUCCESS);
+  if (threads > 0) EQ(llmk_context_create(threads, &t->ctx), LLMK_SUCCESS);
+}
+
+int acl_test_end(acl_test *t, const char *name) {
+  llmk_context_destroy(t->ctx);
+  EQ(aclrtDestroyStream(t->stream), ACL_SUCCESS);
+  EQ(aclrtResetDevice(0), ACL_SUCCESS);
+  EQ(aclFinalize(), ACL_SUCCESS);
+  return tu_finish(name);
+}

@@ -2,8 +2,10 @@
  * build() makes its host block (random floats or the given index values), a copy for
  * the native API (ref) and the device copy; dev_is() compares the device block with a
  * host one, byte for byte (the "nothing written" check of a refused call); ndesc()
- * gives the native llmk_tensor over the ref copy. Shared by the per-op aclnn tests;
- * counts checks through test_util.h. */
+ * gives the native llmk_tensor over the ref copy. acl_test_begin() / acl_test_end():
+ * the start and the end of every aclnn test program (runtime, device, stream, an
+ * optional native context, the final count). Shared by all the aclnn tests; counts
+ * checks through the harness (harness.h, test_util.h). */
 #ifndef LLMK_ACLNN_TEST_TSPEC_H
 #define LLMK_ACLNN_TEST_TSPEC_H
 
@@ -47,5 +49,19 @@ void build(tspec *s);
 void unbuild(tspec *s);
 int dev_is(const tspec *s, const unsigned char *want);
 const llmk_tensor *ndesc(const tspec *s, llmk_tensor *out);
+
+/* ------------------------------------------------------------- programs */
+/* A device block holding a copy of n host bytes. */
+void *dev_copy(const void *host, size_t n);
+
+typedef struct acl_test {
+  aclrtStream stream;
+  llmk_context *ctx; /* NULL unless asked for */
+} acl_test;
+/* tu_seed(seed), aclInit, device 0, a stream and (threads > 0) a native context. */
+void acl_test_begin(acl_test *t, uint64_t seed, int threads);
+/* The context and the stream destroyed, the device reset, aclFinalize; tu_finish(name).
+ */
+int acl_test_end(acl_test *t, const char *name);
 
 #endif

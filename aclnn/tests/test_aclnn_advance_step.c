@@ -8,13 +8,9 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnn_tspec.h"
 #include "aclnnop/aclnn_advance_step.h"
 #include "aclnnop/aclnn_advance_step_v2.h"
-#include "test_util.h"
-
-#define EQ(a, b)                                                                  \
-  TU_CHECK((long long)(a) == (long long)(b), "%lld != %lld (%s)", (long long)(a), \
-           (long long)(b), aclGetRecentErrMsg())
 
 enum { TOK, SAMP, POS, LENS, SLOT, TAB, SPEC, ACC, NT };
 
@@ -28,13 +24,6 @@ typedef struct tcase {
   aclTensor *t[NT];
   aclDataType dt[NT];
 } tcase;
-
-static void *dev_copy(const void *host, size_t n) {
-  void *d = NULL;
-  aclrtMalloc(&d, n, ACL_MEM_MALLOC_HUGE_FIRST);
-  aclrtMemcpy(d, n, host, n, ACL_MEMCPY_HOST_TO_DEVICE);
-  return d;
-}
 
 static void set_shape(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1) {
   c->rank[i] = rank;
@@ -394,11 +383,28 @@ static void test_lifecycle(aclrtStream stream) {
 
 /* -------------------------------------------------------------- errors */
 
-typedef void (*mutate)(tcase *c);
+/* What an error case alters, on tensor `ti` with the arguments a, b, c. */
+typedef enum mutation {
+  M_KILL,       /* the tensor NULL */
+  M_RETYPE,     /* dtype a */
+  M_RESHAPE,    /* rank a, dims b, c (contiguous INT64) */
+  M_POKE,       /* host and device element a = b */
+  M_NQ,         /* numQueries a */
+  M_NQ_N,       /* numQueries numSeqs + a */
+  M_BS,         /* blockSize a */
+  M_N,          /* numSeqs a */
+  M_NZ,         /* FRACTAL_NZ format */
+  M_NEG_STRIDE, /* [8], stride -1, offset 7 */
+  M_OUTSIDE,    /* [8] at offset 1 of an 8-element block */
+  M_NO_DATA,    /* [8, 1] without data */
+} mutation;
+
 typedef struct err_case {
   const char *what;
   int version, spec; /* spec: start from the speculative sample */
-  mutate m;
+  mutation m;
+  int ti;
+  int64_t a, b, c;
   int code1, code2; /* expected phase-1 and (if phase 1 succeeds) phase-2 codes */
 } err_case;
 
@@ -423,213 +429,135 @@ static void poke(tcase *c, int i, int64_t k, int64_t v) {
               ACL_MEMCPY_HOST_TO_DEVICE);
 }
 
-static void m_null_tok(tcase *c) {
-  kill_tensor(c, TOK);
+static void mutate_case(tcase *c, const err_case *e) {
+  const int i = e->ti;
+  int64_t d[2] = {8, 1}, st[1] = {-1};
+  switch (e->m) {
+    case M_KILL:
+      kill_tensor(c, i);
+      break;
+    case M_RETYPE:
+      retype(c, i, (aclDataType)e->a);
+      break;
+    case M_RESHAPE:
+      reshape(c, i, e->a, e->b, e->c);
+      break;
+    case M_POKE:
+      poke(c, i, e->a, e->b);
+      break;
+    case M_NQ:
+      c->nq = e->a;
+      break;
+    case M_NQ_N:
+      c->nq = c->n + e->a;
+      break;
+    case M_BS:
+      c->bs = e->a;
+      break;
+    case M_N:
+      c->n = e->a;
+      break;
+    case M_NZ:
+      aclDestroyTensor(c->t[i]);
+      c->t[i] = aclCreateTensor(c->dims[i], 2, ACL_INT64, NULL, 0, ACL_FORMAT_FRACTAL_NZ,
+                                c->dims[i], 2, c->dev[i]);
+      break;
+    case M_NEG_STRIDE:
+      aclDestroyTensor(c->t[i]);
+      c->t[i] = aclCreateTensor(d, 1, ACL_INT64, st, 7, ACL_FORMAT_ND, d, 1, c->dev[i]);
+      break;
+    case M_OUTSIDE:
+      aclDestroyTensor(c->t[i]);
+      c->t[i] = aclCreateTensor(d, 1, ACL_INT64, NULL, 1, ACL_FORMAT_ND, d, 1, c->dev[i]);
+      break;
+    case M_NO_DATA:
+      aclDestroyTensor(c->t[i]);
+      c->t[i] = aclCreateTensor(d, 2, ACL_INT64, NULL, 0, ACL_FORMAT_ND, d, 2, NULL);
+      break;
+  }
 }
-static void m_null_samp(tcase *c) {
-  kill_tensor(c, SAMP);
-}
-static void m_null_pos(tcase *c) {
-  kill_tensor(c, POS);
-}
-static void m_null_lens(tcase *c) {
-  kill_tensor(c, LENS);
-}
-static void m_null_slot(tcase *c) {
-  kill_tensor(c, SLOT);
-}
-static void m_null_tab(tcase *c) {
-  kill_tensor(c, TAB);
-}
-static void m_null_spec(tcase *c) {
-  kill_tensor(c, SPEC);
-}
-static void m_null_acc(tcase *c) {
-  kill_tensor(c, ACC);
-}
-static void m_i32_tok(tcase *c) {
-  retype(c, TOK, ACL_INT32);
-}
-static void m_i32_samp(tcase *c) {
-  retype(c, SAMP, ACL_INT32);
-}
-static void m_i32_lens(tcase *c) {
-  retype(c, LENS, ACL_INT32);
-}
-static void m_i32_slot(tcase *c) {
-  retype(c, SLOT, ACL_INT32);
-}
-static void m_i32_tab(tcase *c) {
-  retype(c, TAB, ACL_INT32);
-}
-static void m_i32_spec(tcase *c) {
-  retype(c, SPEC, ACL_INT32);
-}
-static void m_i32_acc(tcase *c) {
-  retype(c, ACC, ACL_INT32);
-}
-static void m_f32_pos(tcase *c) {
-  retype(c, POS, ACL_FLOAT);
-}
-static void m_nz(tcase *c) {
-  aclDestroyTensor(c->t[TAB]);
-  c->t[TAB] = aclCreateTensor(c->dims[TAB], 2, ACL_INT64, NULL, 0, ACL_FORMAT_FRACTAL_NZ,
-                              c->dims[TAB], 2, c->dev[TAB]);
-}
-static void m_eq(tcase *c) {
-  c->nq = c->n;
-}
-static void m_nq_big(tcase *c) {
-  c->nq = c->n + 1;
-}
-static void m_nq0(tcase *c) {
-  c->nq = 0;
-}
-static void m_bs0(tcase *c) {
-  c->bs = 0;
-}
-static void m_n0(tcase *c) {
-  c->n = 0;
-}
-static void m_n_huge(tcase *c) {
-  c->n = 200000000;
-}
-static void m_tok_rows(tcase *c) {
-  reshape(c, TOK, 1, 7, 0);
-}
-static void m_tab_rows(tcase *c) {
-  reshape(c, TAB, 2, 4, 2);
-}
-static void m_samp_rows(tcase *c) {
-  reshape(c, SAMP, 2, 3, 1);
-}
-static void m_samp_cols(tcase *c) {
-  reshape(c, SAMP, 2, 4, 2);
-}
-static void m_samp_1d(tcase *c) {
-  reshape(c, SAMP, 1, 4, 0);
-}
-static void m_neg_stride(tcase *c) {
-  int64_t d[1] = {8}, st[1] = {-1};
-  aclDestroyTensor(c->t[POS]);
-  c->t[POS] = aclCreateTensor(d, 1, ACL_INT64, st, 7, ACL_FORMAT_ND, d, 1, c->dev[POS]);
-}
-static void m_outside(tcase *c) {
-  int64_t d[1] = {8};
-  aclDestroyTensor(c->t[SLOT]);
-  c->t[SLOT] =
-      aclCreateTensor(d, 1, ACL_INT64, NULL, 1, ACL_FORMAT_ND, d, 1, c->dev[SLOT]);
-}
-static void m_no_data(tcase *c) {
-  int64_t d[2] = {8, 1};
-  aclDestroyTensor(c->t[LENS]);
-  c->t[LENS] = aclCreateTensor(d, 2, ACL_INT64, NULL, 0, ACL_FORMAT_ND, d, 2, NULL);
-}
-static void m_neg_len(tcase *c) {
-  poke(c, LENS, 2, -1);
-}
-static void m_len_max(tcase *c) {
-  poke(c, LENS, 1, INT64_MAX);
-}
-static void m_beyond(tcase *c) {
-  poke(c, LENS, 3, 16);
-} /* block index 8 of 8 elements */
-static void m_neg_block(tcase *c) {
-  poke(c, TAB, 1, -3);
-} /* rows 2, 3 look up element 1 */
-static void m_overflow(tcase *c) {
-  poke(c, TAB, 1, INT64_MAX / 2);
-}
-static void m_s_nq(tcase *c) {
-  c->nq = 7;
-}
-static void m_s_tok(tcase *c) {
-  reshape(c, TOK, 1, 15, 0);
-}
-static void m_s_tok2d(tcase *c) {
-  reshape(c, TOK, 2, 8, 2);
-}
-static void m_s_samp(tcase *c) {
-  reshape(c, SAMP, 2, 8, 3);
-}
-static void m_s_spec1d(tcase *c) {
-  reshape(c, SPEC, 1, 8, 0);
-}
-static void m_s_acc(tcase *c) {
-  reshape(c, ACC, 1, 7, 0);
-}
-static void m_s_tab1d(tcase *c) {
-  reshape(c, TAB, 1, 8, 0);
-}
-static void m_s_lens(tcase *c) {
-  reshape(c, LENS, 1, 14, 0);
-}
-static void m_s_reject(tcase *c) {
-  poke(c, SAMP, 6, -1);
-} /* row 3 starts with -1 */
-static void m_s_beyond(tcase *c) {
-  poke(c, POS, 5, 8000);
-}
-static void m_s_neg_acc(tcase *c) {
-  poke(c, ACC, 4, -2);
-}
-static void m_s_neg_block(tcase *c) {
-  poke(c, TAB, 3001, -1);
-} /* row 3, block 1 */
 
 static const err_case ERRS[] = {
-    {"inputTokens NULL", 1, 0, m_null_tok, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"sampledTokenIds NULL", 1, 0, m_null_samp, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"inputPositions NULL", 2, 0, m_null_pos, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"seqLens NULL", 1, 0, m_null_lens, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"slotMapping NULL", 2, 0, m_null_slot, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"blockTables NULL", 1, 0, m_null_tab, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"specToken NULL only", 2, 1, m_null_spec, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"acceptedNum NULL only", 2, 1, m_null_acc, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"a tensor without data", 1, 0, m_no_data, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"inputTokens INT32", 1, 0, m_i32_tok, ACLNN_ERR_PARAM_INVALID, 0},
-    {"sampledTokenIds INT32", 2, 0, m_i32_samp, ACLNN_ERR_PARAM_INVALID, 0},
-    {"seqLens INT32", 1, 0, m_i32_lens, ACLNN_ERR_PARAM_INVALID, 0},
-    {"slotMapping INT32", 1, 0, m_i32_slot, ACLNN_ERR_PARAM_INVALID, 0},
-    {"blockTables INT32", 1, 0, m_i32_tab, ACLNN_ERR_PARAM_INVALID, 0},
-    {"blockTables INT32 (speculative)", 2, 1, m_i32_tab, ACLNN_ERR_PARAM_INVALID, 0},
-    {"specToken INT32", 2, 1, m_i32_spec, ACLNN_ERR_PARAM_INVALID, 0},
-    {"acceptedNum INT32", 2, 1, m_i32_acc, ACLNN_ERR_PARAM_INVALID, 0},
-    {"inputPositions FLOAT", 1, 0, m_f32_pos, ACLNN_ERR_PARAM_INVALID, 0},
-    {"blockTables FRACTAL_NZ", 1, 0, m_nz, ACLNN_ERR_PARAM_INVALID, 0},
-    {"negative stride", 1, 0, m_neg_stride, ACLNN_ERR_PARAM_INVALID, 0},
-    {"view outside its block", 2, 0, m_outside, ACLNN_ERR_PARAM_INVALID, 0},
-    {"numSeqs == numQueries", 1, 0, m_eq, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"numSeqs == numQueries (V2 plain)", 2, 0, m_eq, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"numQueries > numSeqs", 1, 0, m_nq_big, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"numQueries 0", 1, 0, m_nq0, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"blockSize 0", 1, 0, m_bs0, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"numSeqs 0", 2, 0, m_n0, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"numSeqs 2e8", 1, 0, m_n_huge, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"inputTokens dim 0", 1, 0, m_tok_rows, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"blockTables dim 0", 1, 0, m_tab_rows, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"sampledTokenIds dim 0", 1, 0, m_samp_rows, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"sampledTokenIds dim 1", 2, 0, m_samp_cols, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"sampledTokenIds 1-D", 1, 0, m_samp_1d, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: numQueries != numSeqs", 2, 1, m_s_nq, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: inputTokens length", 2, 1, m_s_tok, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: inputTokens 2-D", 2, 1, m_s_tok2d, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: sampledTokenIds [n, T+1]", 2, 1, m_s_samp, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: specToken 1-D", 2, 1, m_s_spec1d, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: acceptedNum length", 2, 1, m_s_acc, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: blockTables 1-D", 2, 1, m_s_tab1d, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"spec: seqLens length", 2, 1, m_s_lens, ACLNN_ERR_INNER_TILING_ERROR, 0},
-    {"negative seqLens", 1, 0, m_neg_len, 0, ACLNN_ERR_PARAM_INVALID},
-    {"seqLens INT64_MAX", 2, 0, m_len_max, 0, ACLNN_ERR_PARAM_INVALID},
-    {"block index beyond the flat table", 1, 0, m_beyond, 0, ACLNN_ERR_PARAM_INVALID},
-    {"block index beyond the flat table (V2)", 2, 0, m_beyond, 0,
+    {"inputTokens NULL", 1, 0, M_KILL, TOK, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"sampledTokenIds NULL", 1, 0, M_KILL, SAMP, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"inputPositions NULL", 2, 0, M_KILL, POS, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"seqLens NULL", 1, 0, M_KILL, LENS, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"slotMapping NULL", 2, 0, M_KILL, SLOT, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"blockTables NULL", 1, 0, M_KILL, TAB, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"specToken NULL only", 2, 1, M_KILL, SPEC, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"acceptedNum NULL only", 2, 1, M_KILL, ACC, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"a tensor without data", 1, 0, M_NO_DATA, LENS, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    {"inputTokens INT32", 1, 0, M_RETYPE, TOK, ACL_INT32, 0, 0, ACLNN_ERR_PARAM_INVALID,
+     0},
+    {"sampledTokenIds INT32", 2, 0, M_RETYPE, SAMP, ACL_INT32, 0, 0,
+     ACLNN_ERR_PARAM_INVALID, 0},
+    {"seqLens INT32", 1, 0, M_RETYPE, LENS, ACL_INT32, 0, 0, ACLNN_ERR_PARAM_INVALID, 0},
+    {"slotMapping INT32", 1, 0, M_RETYPE, SLOT, ACL_INT32, 0, 0, ACLNN_ERR_PARAM_INVALID,
+     0},
+    {"blockTables INT32", 1, 0, M_RETYPE, TAB, ACL_INT32, 0, 0, ACLNN_ERR_PARAM_INVALID,
+     0},
+    {"blockTables INT32 (speculative)", 2, 1, M_RETYPE, TAB, ACL_INT32, 0, 0,
+     ACLNN_ERR_PARAM_INVALID, 0},
+    {"specToken INT32", 2, 1, M_RETYPE, SPEC, ACL_INT32, 0, 0, ACLNN_ERR_PARAM_INVALID,
+     0},
+    {"acceptedNum INT32", 2, 1, M_RETYPE, ACC, ACL_INT32, 0, 0, ACLNN_ERR_PARAM_INVALID,
+     0},
+    {"inputPositions FLOAT", 1, 0, M_RETYPE, POS, ACL_FLOAT, 0, 0,
+     ACLNN_ERR_PARAM_INVALID, 0},
+    {"blockTables FRACTAL_NZ", 1, 0, M_NZ, TAB, 0, 0, 0, ACLNN_ERR_PARAM_INVALID, 0},
+    {"negative stride", 1, 0, M_NEG_STRIDE, POS, 0, 0, 0, ACLNN_ERR_PARAM_INVALID, 0},
+    {"view outside its block", 2, 0, M_OUTSIDE, SLOT, 0, 0, 0, ACLNN_ERR_PARAM_INVALID,
+     0},
+    {"numSeqs == numQueries", 1, 0, M_NQ_N, 0, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"numSeqs == numQueries (V2 plain)", 2, 0, M_NQ_N, 0, 0, 0, 0,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"numQueries > numSeqs", 1, 0, M_NQ_N, 0, 1, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"numQueries 0", 1, 0, M_NQ, 0, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"blockSize 0", 1, 0, M_BS, 0, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"numSeqs 0", 2, 0, M_N, 0, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"numSeqs 2e8", 1, 0, M_N, 0, 200000000, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"inputTokens dim 0", 1, 0, M_RESHAPE, TOK, 1, 7, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"blockTables dim 0", 1, 0, M_RESHAPE, TAB, 2, 4, 2, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"sampledTokenIds dim 0", 1, 0, M_RESHAPE, SAMP, 2, 3, 1,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"sampledTokenIds dim 1", 2, 0, M_RESHAPE, SAMP, 2, 4, 2,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"sampledTokenIds 1-D", 1, 0, M_RESHAPE, SAMP, 1, 4, 0, ACLNN_ERR_INNER_TILING_ERROR,
+     0},
+    {"spec: numQueries != numSeqs", 2, 1, M_NQ, 0, 7, 0, 0, ACLNN_ERR_INNER_TILING_ERROR,
+     0},
+    {"spec: inputTokens length", 2, 1, M_RESHAPE, TOK, 1, 15, 0,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"spec: inputTokens 2-D", 2, 1, M_RESHAPE, TOK, 2, 8, 2, ACLNN_ERR_INNER_TILING_ERROR,
+     0},
+    {"spec: sampledTokenIds [n, T+1]", 2, 1, M_RESHAPE, SAMP, 2, 8, 3,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"spec: specToken 1-D", 2, 1, M_RESHAPE, SPEC, 1, 8, 0, ACLNN_ERR_INNER_TILING_ERROR,
+     0},
+    {"spec: acceptedNum length", 2, 1, M_RESHAPE, ACC, 1, 7, 0,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"spec: blockTables 1-D", 2, 1, M_RESHAPE, TAB, 1, 8, 0, ACLNN_ERR_INNER_TILING_ERROR,
+     0},
+    {"spec: seqLens length", 2, 1, M_RESHAPE, LENS, 1, 14, 0,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"negative seqLens", 1, 0, M_POKE, LENS, 2, -1, 0, 0, ACLNN_ERR_PARAM_INVALID},
+    {"seqLens INT64_MAX", 2, 0, M_POKE, LENS, 1, INT64_MAX, 0, 0,
      ACLNN_ERR_PARAM_INVALID},
-    {"negative block id", 1, 0, m_neg_block, 0, ACLNN_ERR_PARAM_INVALID},
-    {"slot overflow", 1, 0, m_overflow, 0, ACLNN_ERR_PARAM_INVALID},
-    {"spec: row starting with -1", 2, 1, m_s_reject, 0, ACLNN_ERR_PARAM_INVALID},
-    {"spec: position beyond max_blocks", 2, 1, m_s_beyond, 0, ACLNN_ERR_PARAM_INVALID},
-    {"spec: negative acceptedNum", 2, 1, m_s_neg_acc, 0, ACLNN_ERR_PARAM_INVALID},
-    {"spec: negative block id", 2, 1, m_s_neg_block, 0, ACLNN_ERR_PARAM_INVALID},
+    {"block index beyond the flat table", 1, 0, M_POKE, LENS, 3, 16, 0, 0,
+     ACLNN_ERR_PARAM_INVALID}, /* block index 8 of 8 elements */
+    {"block index beyond the flat table (V2)", 2, 0, M_POKE, LENS, 3, 16, 0, 0,
+     ACLNN_ERR_PARAM_INVALID}, /* block index 8 of 8 elements */
+    {"negative block id", 1, 0, M_POKE, TAB, 1, -3, 0, 0,
+     ACLNN_ERR_PARAM_INVALID}, /* rows 2, 3 look up element 1 */
+    {"slot overflow", 1, 0, M_POKE, TAB, 1, INT64_MAX / 2, 0, 0, ACLNN_ERR_PARAM_INVALID},
+    {"spec: row starting with -1", 2, 1, M_POKE, SAMP, 6, -1, 0, 0,
+     ACLNN_ERR_PARAM_INVALID}, /* row 3 starts with -1 */
+    {"spec: position beyond max_blocks", 2, 1, M_POKE, POS, 5, 8000, 0, 0,
+     ACLNN_ERR_PARAM_INVALID},
+    {"spec: negative acceptedNum", 2, 1, M_POKE, ACC, 4, -2, 0, 0,
+     ACLNN_ERR_PARAM_INVALID},
+    {"spec: negative block id", 2, 1, M_POKE, TAB, 3001, -1, 0, 0,
+     ACLNN_ERR_PARAM_INVALID}, /* row 3, block 1 */
 };
 
 static void test_errors(aclrtStream stream) {
@@ -640,7 +568,7 @@ static void test_errors(aclrtStream stream) {
       spec_sample(&c);
     else
       plain_sample(&c);
-    e->m(&c);
+    mutate_case(&c, e);
     uint64_t ws = 77;
     aclOpExecutor *ex = (aclOpExecutor *)&ws;
     aclnnStatus st = phase1(&c, e->version, &ws, &ex);
@@ -689,18 +617,12 @@ static void test_errors(aclrtStream stream) {
 }
 
 int main(void) {
-  tu_seed(20250301);
-  EQ(aclInit(NULL), ACL_SUCCESS);
-  EQ(aclrtSetDevice(0), ACL_SUCCESS);
-  aclrtStream stream = NULL;
-  EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
-  test_samples(stream);
+  acl_test t;
+  acl_test_begin(&t, 20250301, 0);
+  test_samples(t.stream);
   test_samples(NULL);
-  test_random(stream);
-  test_lifecycle(stream);
-  test_errors(stream);
-  EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
-  EQ(aclrtResetDevice(0), ACL_SUCCESS);
-  EQ(aclFinalize(), ACL_SUCCESS);
-  return tu_finish("test_aclnn_advance_step");
+  test_random(t.stream);
+  test_lifecycle(t.stream);
+  test_errors(t.stream);
+  return acl_test_end(&t, "test_aclnn_advance_step");
 }

@@ -588,18 +588,11 @@ static void test_conv_errors(aclrtStream s) {
 }
 
 int main(void) {
-  tu_seed(20260510);
-  EQ(aclInit(NULL), ACL_SUCCESS);
-  aclrtStream s = NULL;
-  EQ(aclrtCreateStream(&s), ACL_SUCCESS);
-  llmk_context *ctx = NULL;
-  llmk_context_create(2, &ctx);
-  test_conv_samples(s);
-  test_conv_random(s, ctx);
-  test_conv_lifecycle(s, ctx);
-  test_conv_errors(s);
-  llmk_context_destroy(ctx);
-  aclrtDestroyStream(s);
-  aclFinalize();
-  return tu_finish("test_aclnn_fused_causal_conv1d");
+  acl_test t;
+  acl_test_begin(&t, 20260510, 2);
+  test_conv_samples(t.stream);
+  test_conv_random(t.stream, t.ctx);
+  test_conv_lifecycle(t.stream, t.ctx);
+  test_conv_errors(t.stream);
+  return acl_test_end(&t, "test_aclnn_fused_causal_conv1d");
 }

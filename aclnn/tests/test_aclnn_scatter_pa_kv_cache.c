@@ -438,18 +438,11 @@ static void test_scatter_errors(aclrtStream s) {
 }
 
 int main(void) {
-  tu_seed(20260510);
-  EQ(aclInit(NULL), ACL_SUCCESS);
-  aclrtStream s = NULL;
-  EQ(aclrtCreateStream(&s), ACL_SUCCESS);
-  llmk_context *ctx = NULL;
-  llmk_context_create(2, &ctx);
-  test_scatter_sample(s);
-  test_scatter_random(s, ctx);
-  test_scatter_lifecycle(s, ctx);
-  test_scatter_errors(s);
-  llmk_context_destroy(ctx);
-  aclrtDestroyStream(s);
-  aclFinalize();
-  return tu_finish("test_aclnn_scatter_pa_kv_cache");
+  acl_test t;
+  acl_test_begin(&t, 20260510, 2);
+  test_scatter_sample(t.stream);
+  test_scatter_random(t.stream, t.ctx);
+  test_scatter_lifecycle(t.stream, t.ctx);
+  test_scatter_errors(t.stream);
+  return acl_test_end(&t, "test_aclnn_scatter_pa_kv_cache");
 }

@@ -6,12 +6,8 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnn_tspec.h"
 #include "aclnnop/aclnn_apply_top_k_top_p.h"
-#include "test_util.h"
-
-#define EQ(a, b)                                                                  \
-  TU_CHECK((long long)(a) == (long long)(b), "%lld != %lld (%s)", (long long)(a), \
-           (long long)(b), aclGetRecentErrMsg())
 
 static void test_init(void) {
   EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
@@ -257,13 +253,6 @@ typedef struct tkp_case {
 
 static aclTensor *mk(const int64_t *dims, uint64_t n, aclDataType dt, void *data) {
   return aclCreateTensor(dims, n, dt, NULL, 0, ACL_FORMAT_ND, dims, n, data);
-}
-
-static void *dev_copy(const void *host, size_t n) {
-  void *d = NULL;
-  aclrtMalloc(&d, n, ACL_MEM_MALLOC_HUGE_FIRST);
-  aclrtMemcpy(d, n, host, n, ACL_MEMCPY_HOST_TO_DEVICE);
-  return d;
 }
 
 /* The CANN sample: [3, 4] = 1..12 (+ shift), p = .2 .4 .6, k = 1 2 3. */
@@ -700,8 +689,6 @@ int main(void) {
   test_executor(NULL); /* the default stream */
   test_against_native(stream);
   test_errors(stream);
-  EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
-  EQ(aclrtResetDevice(0), ACL_SUCCESS);
-  EQ(aclFinalize(), ACL_SUCCESS);
-  return tu_finish("test_aclnn_runtime");
+  acl_test t = {stream, NULL};
+  return acl_test_end(&t, "test_aclnn_runtime");
 }

@@ -5,33 +5,11 @@
 # the layer).
 #   test_samples_fused_causal_conv1d.sh BUILD_DIR SAMPLES_DIR [EXTRA_CXXFLAGS]
 set -euo pipefail
-build=$1
-samples=$2
-extra=${3:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-P=$tmp/ascend
-cmake --install "$build" --prefix "$P" > "$tmp/install.log"
-for f in aclnn_inplace_fused_causal_conv1d.h aclnn_inplace_fused_causal_conv1d_v2.h; do
-  [ -e "$P/include/aclnnop/$f" ] || { echo "FAIL: $P/include/aclnnop/$f missing"; exit 1; }
-done
+# shellcheck source=samples_common.sh
+. "$(dirname "$0")/samples_common.sh"
+need include/aclnnop/aclnn_inplace_fused_causal_conv1d.h \
+     include/aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h
 
-fail=0
-check() { # name expected-file output-file
-  if diff -u "$2" "$3" > "$tmp/diff" ; then echo "$1: output as expected"
-  else head -40 "$tmp/diff"; echo "FAIL: $1 output differs"; fail=1; fi
-}
-line1() { # CANN's first build line: source output
-  # shellcheck disable=SC2086
-  g++ "$1" -o "$2" $extra -I "$P/include" -I "$P/include/aclnnop" -I "$P/include/aclnn" \
-    -L "$P/lib64" -lopapi_nn -lopapi_math -lascendcl -lnnopbase -Wl,-rpath,"$P/lib64"
-}
-line2() { # CANN's second build line
-  # shellcheck disable=SC2086
-  g++ "$1" -o "$2" $extra -I "$P/include" -I "$P/include/aclnn" -I "$P/include/aclnnop" \
-    -L "$P/lib64" -lopapi_math -lopapi_transformer -lascendcl -lnnopbase -lc_sec \
-    -Wl,-rpath,"$P/lib64"
-}
 conv_expected() { # x-value conv-states-value
   echo "=== x output (inplace, first 10 elements) ==="
   for i in 0 1 2 3 4 5 6 7 8 9; do echo "  x[$i] = $1"; done
@@ -63,10 +41,6 @@ conv_expected 0.000000 1.000000 > "$tmp/conv_old.expected"
 check causal_conv1d_c2 "$tmp/conv_old.expected" "$tmp/conv_old.out"
 
 # --- the headers compile as C too.
-printf '#include "acl/acl.h"\n#include "aclnnop/aclnn_inplace_fused_causal_conv1d.h"\n#include "aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h"\nint main(void){return ACL_SUCCESS + OK;}\n' > "$tmp/c.c"
-# shellcheck disable=SC2086
-gcc -std=c11 -Wall -Wextra -Wpedantic -Werror $extra "$tmp/c.c" -o "$tmp/c" -I "$P/include" \
-  -L "$P/lib64" -lascendcl -Wl,-rpath,"$P/lib64" || { echo "FAIL: headers as C"; fail=1; }
-
-[ $fail -eq 0 ] && echo "test_samples_fused_causal_conv1d: passed"
-exit $fail
+headers_as_c aclnnop/aclnn_inplace_fused_causal_conv1d.h \
+  aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h
+finish test_samples_fused_causal_conv1d

@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "ref_util.h"
+
 void th_die(const char *what) {
   fprintf(stderr, "test bug: %s\n", what);
   exit(2);
@@ -14,23 +16,7 @@ void *th_xmalloc(size_t n) {
 /* ---------------------------------------------------------------- tensors */
 
 size_t th_dtype_size(llmk_dtype dt) {
-  switch (dt) {
-    case LLMK_F32:
-    case LLMK_I32:
-      return 4;
-    case LLMK_F16:
-    case LLMK_BF16:
-      return 2;
-    case LLMK_I8:
-    case LLMK_U8:
-    case LLMK_FP8_E4M3FN:
-    case LLMK_FP8_E5M2:
-      return 1;
-    case LLMK_I64:
-      return 8;
-    default:
-      return 0;
-  }
+  return ref_dtype_size(dt);
 }
 
 size_t th_span_bytes(llmk_dtype dt, int rank, const int64_t *shape,
@@ -166,6 +152,12 @@ int th_msg_ok(const char *op, const char *alts, const char *must) {
 void th_run_table(const char *what, const void *rows, int n, size_t row_size,
                   th_row_fn fn, void *user) {
   for (int i = 0; i < n; i++) fn((const char *)rows + (size_t)i * row_size, i, user);
+  printf("%s: %d rows\n", what, n);
+}
+
+void th_run_rows(const char *what, const void *rows, int n, size_t row_size,
+                 th_case_fn fn) {
+  for (int i = 0; i < n; i++) fn((const char *)rows + (size_t)i * row_size);
   printf("%s: %d rows\n", what, n);
 }
 

@@ -23,7 +23,8 @@
  *                        '|'-separated words (and all of `must`).
  * Error tables
  *   th_run_table()       runs every row of a table of bad-argument cases through the
- *                        test's row function and prints "<what>: N rows".
+ *                        test's row function and prints "<what>: N rows"; th_run_rows()
+ *                        the same for a row function of the row alone.
  *   th_check_refused()   the checks of a refused phase 1: status, *plan NULL,
  *                        *workspace_size 0, the message.
  * Plans
@@ -109,6 +110,10 @@ typedef void (*th_row_fn)(const void *row, int idx, void *user);
 /* fn(rows + i * row_size, i, user) for i in [0, n); prints "<what>: n rows". */
 void th_run_table(const char *what, const void *rows, int n, size_t row_size,
                   th_row_fn fn, void *user);
+/* The same for a row function that needs only the row. */
+typedef void (*th_case_fn)(const void *row);
+void th_run_rows(const char *what, const void *rows, int n, size_t row_size,
+                 th_case_fn fn);
 /* A refused phase 1: st == expect, then (when asked for) *plan NULL and *ws 0, and a
  * message from `op` naming one of `alts`. plan / ws NULL: not checked. */
 void th_check_refused(const char *label, llmk_status st, llmk_status expect,

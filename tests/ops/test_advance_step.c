@@ -6,6 +6,7 @@
 #include "advance_step_ref.h"
 #include "harness.h"
 #include "llmk/llmk.h"
+#include "ref_util.h"
 
 enum { T_TOK, T_SAMP, T_POS, T_SEQ, T_SLOT, T_BT, T_SPEC, T_ACC, T_COUNT };
 static const char *const tname[T_COUNT] = {
@@ -195,27 +196,13 @@ typedef struct tset {
 } tset;
 
 static void tt_store(ttensor *x, const layout *l, int64_t idx, int64_t v) {
-  char *p = (char *)x->buf.data + lay_offset(l, idx) * (int64_t)th_dtype_size(l->dtype);
-  if (l->dtype == LLMK_I32) {
-    if (!advance_step_ref_fits_i32(v)) th_die("value does not fit an i32 input");
-    int32_t w = (int32_t)v;
-    memcpy(p, &w, 4);
-  } else {
-    memcpy(p, &v, 8);
-  }
+  if (l->dtype == LLMK_I32 && !advance_step_ref_fits_i32(v))
+    th_die("value does not fit an i32 input");
+  ref_store_bits(x->buf.data, lay_offset(l, idx), th_dtype_size(l->dtype), (uint64_t)v);
 }
 
 static int64_t tt_load(const ttensor *x, const layout *l, int64_t idx) {
-  const char *p =
-      (const char *)x->buf.data + lay_offset(l, idx) * (int64_t)th_dtype_size(l->dtype);
-  if (l->dtype == LLMK_I32) {
-    int32_t w;
-    memcpy(&w, p, 4);
-    return w;
-  }
-  int64_t v;
-  memcpy(&v, p, 8);
-  return v;
+  return ref_load_index(x->buf.data, lay_offset(l, idx), l->dtype);
 }
 
 /* Buffers with a byte pattern that depends only on `seed` (the gaps between strided
@@ -1233,7 +1220,8 @@ static void build_rows(void) {
       INT64_MAX - 1, VA, 2, "input_positions|accepted_num|overflow");
 }
 
-static void run_row(const err_row *r) {
+static void run_row(const void *row) {
+  const err_row *r = row;
   static int sentinel;
   as_case c;
   fx_init(&c, r->spec, r->ns, r->nq, r->S);
@@ -1281,10 +1269,10 @@ static void run_row(const err_row *r) {
                  r->name, llmk_last_error(), r->msg);
         /* the row must be named; rows 0 and 1 are too common as digits to tell */
         if (!r->spec && r->a1 >= 2) {
-          char row[24];
-          snprintf(row, sizeof row, "%" PRId64, r->a1);
-          TU_CHECK(strstr(llmk_last_error(), row) != NULL,
-                   "%s: message '%s' names no row %s", r->name, llmk_last_error(), row);
+          char rowno[24];
+          snprintf(rowno, sizeof rowno, "%" PRId64, r->a1);
+          TU_CHECK(strstr(llmk_last_error(), rowno) != NULL,
+                   "%s: message '%s' names no row %s", r->name, llmk_last_error(), rowno);
         }
       }
       if (r->expect == LLMK_SUCCESS) tset_store_out(&e, &c);
@@ -1305,15 +1293,9 @@ static void run_row(const err_row *r) {
   case_free(&c);
 }
 
-static void table_row(const void *row, int idx, void *user) {
-  (void)idx;
-  (void)user;
-  run_row(row);
-}
-
 static void test_errors(void) {
   build_rows();
-  th_run_table("error table", rows, n_rows, sizeof rows[0], table_row, NULL);
+  th_run_rows("error table", rows, n_rows, sizeof rows[0], run_row);
 }
 
 /* --------------------------------------------------------------- lifecycle */
@@ -1733,9 +1715,7 @@ static void flat_post(tset *s, as_case *c, const flat_row *r) {
   }
 }
 
-static void flat_row_run(const void *row, int idx, void *user) {
-  (void)idx;
-  (void)user;
+static void flat_row_run(const void *row) {
   static int sentinel;
   const flat_row *r = row;
   as_case c;
@@ -1820,9 +1800,9 @@ static void test_flat_sample(void) {
 
 static void test_flat(void) {
   test_flat_sample();
-  th_run_table("flat error table", flat_rows,
-               (int)(sizeof flat_rows / sizeof flat_rows[0]), sizeof flat_rows[0],
-               flat_row_run, NULL);
+  th_run_rows("flat error table", flat_rows,
+              (int)(sizeof flat_rows / sizeof flat_rows[0]), sizeof flat_rows[0],
+              flat_row_run);
   test_flat_random();
 }
 

@@ -16,6 +16,7 @@
 #include "convert_ref.h"
 #include "harness.h"
 #include "llmk/llmk.h"
+#include "ref_util.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define TK_SAN 1
@@ -52,45 +53,19 @@ static uint32_t ninf_bits(llmk_dtype dt) {
 }
 
 static void putb(llmk_dtype dt, void *base, int64_t off, uint32_t bits) {
-  char *p = (char *)base + off * (int64_t)th_dtype_size(dt);
-  if (dt == LLMK_F32) {
-    memcpy(p, &bits, 4);
-  } else {
-    uint16_t h = (uint16_t)bits;
-    memcpy(p, &h, 2);
-  }
+  ref_store_bits(base, off, th_dtype_size(dt), bits);
 }
 
 static uint32_t getb(llmk_dtype dt, const void *base, int64_t off) {
-  const char *p = (const char *)base + off * (int64_t)th_dtype_size(dt);
-  if (dt == LLMK_F32) {
-    uint32_t u;
-    memcpy(&u, p, 4);
-    return u;
-  }
-  uint16_t h;
-  memcpy(&h, p, 2);
-  return h;
+  return (uint32_t)ref_load_bits(base, off, th_dtype_size(dt));
 }
 
 static void put_int(llmk_dtype dt, void *base, int64_t i, int64_t v) {
-  if (dt == LLMK_I32) {
-    int32_t w = (int32_t)v;
-    memcpy((char *)base + 4 * i, &w, 4);
-  } else {
-    memcpy((char *)base + 8 * i, &v, 8);
-  }
+  ref_store_bits(base, i, th_dtype_size(dt), (uint64_t)v);
 }
 
 static int64_t get_int(llmk_dtype dt, const void *base, int64_t i) {
-  if (dt == LLMK_I32) {
-    int32_t w;
-    memcpy(&w, (const char *)base + 4 * i, 4);
-    return w;
-  }
-  int64_t v;
-  memcpy(&v, (const char *)base + 8 * i, 8);
-  return v;
+  return ref_load_index(base, i, dt);
 }
 
 static const char *dname(llmk_dtype dt) {

@@ -21,6 +21,7 @@
 #include "fused_causal_conv1d_ref.h"
 #include "harness.h"
 #include "llmk/llmk.h"
+#include "ref_util.h"
 
 static void *xcalloc(size_t n, size_t sz) {
   void *p = calloc(n ? n : 1, sz ? sz : 1);
@@ -219,36 +220,6 @@ typedef struct tset {
   tdesc d[NB];
 } tset;
 
-static void raw_store(void *base, int64_t elem, size_t es, uint64_t v) {
-  unsigned char *p = (unsigned char *)base + elem * (int64_t)es;
-  if (es == 8) {
-    memcpy(p, &v, 8);
-  } else if (es == 4) {
-    uint32_t w = (uint32_t)v;
-    memcpy(p, &w, 4);
-  } else {
-    uint16_t h = (uint16_t)v;
-    memcpy(p, &h, 2);
-  }
-}
-
-static uint64_t raw_load(const void *base, int64_t elem, size_t es) {
-  const unsigned char *p = (const unsigned char *)base + elem * (int64_t)es;
-  if (es == 8) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-  }
-  if (es == 4) {
-    uint32_t w;
-    memcpy(&w, p, 4);
-    return w;
-  }
-  uint16_t h;
-  memcpy(&h, p, 2);
-  return h;
-}
-
 /* Buffers whose gap bytes depend only on `seed`, then the case's values. */
 static void tset_build(tset *s, const cc_case *c, uint64_t seed) {
   memset(s, 0, sizeof *s);
@@ -285,7 +256,7 @@ static void tset_build(tset *s, const cc_case *c, uint64_t seed) {
           v = (uint64_t)c->iv[k - B_IX0][i];
           break;
       }
-      raw_store(p, desc_off(d, i), es, v);
+      ref_store_bits(p, desc_off(d, i), es, v);
     }
     s->built[k] = 1;
   }
@@ -318,11 +289,13 @@ static void report_diff(const tset *a, const tset *e, const cc_case *c, int k,
   int64_t n = desc_numel(d), ndiff = 0;
   for (int64_t i = 0; i < n; i++) {
     int64_t off = desc_off(d, i);
-    ndiff += raw_load(a->buf[k].data, off, es) != raw_load(e->buf[k].data, off, es);
+    ndiff +=
+        ref_load_bits(a->buf[k].data, off, es) != ref_load_bits(e->buf[k].data, off, es);
   }
   for (int64_t i = 0; i < n; i++) {
     int64_t off = desc_off(d, i);
-    uint64_t g = raw_load(a->buf[k].data, off, es), w = raw_load(e->buf[k].data, off, es);
+    uint64_t g = ref_load_bits(a->buf[k].data, off, es),
+             w = ref_load_bits(e->buf[k].data, off, es);
     if (g == w) continue;
     if (k == B_X || k == B_CS) {
       int64_t dd = i % c->dim, row = i / c->dim;
@@ -530,8 +503,8 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
     if (ro->skipped[seq]) continue;
     for (int64_t dd = 0; dd < c->dim; dd++) {
       int64_t i = t * c->dim + dd, off = desc_off(d, i);
-      uint32_t g = (uint32_t)raw_load(tmp.buf[B_X].data, off, es);
-      uint32_t w = (uint32_t)raw_load(e->buf[B_X].data, off, es);
+      uint32_t g = (uint32_t)ref_load_bits(tmp.buf[B_X].data, off, es);
+      uint32_t w = (uint32_t)ref_load_bits(e->buf[B_X].data, off, es);
       g_silu_checked++;
       if (g == w) continue;
       double gv = fcc_ref_widen(rd, g), wv = fcc_ref_widen(rd, w);
@@ -540,7 +513,7 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
       double tol = ulp_of(c->xdt, big) + 2e-6 * fabs((double)ro->y_act[i]);
       double dev = diff / ulp_of(c->xdt, wv);
       if (diff <= tol) {
-        raw_store(tmp.buf[B_X].data, off, es, w);
+        ref_store_bits(tmp.buf[B_X].data, off, es, w);
         g_silu_elems++;
         if (!c->residual && dev > g_max_dev[dt_slot(c->xdt)])
           g_max_dev[dt_slot(c->xdt)] = dev;
@@ -1280,13 +1253,13 @@ static void sample_expect(tset *e, const cc_case *c) {
   for (int b = 0; b < 4; b++)
     for (int64_t t = qsl[b]; t < qsl[b + 1]; t++)
       for (int64_t d = 0; d < c->dim; d++)
-        raw_store(e->buf[B_X].data, desc_off(dx, t * c->dim + d), es,
-                  t - qsl[b] < 2 ? 0 : one_bits(c->xdt));
+        ref_store_bits(e->buf[B_X].data, desc_off(dx, t * c->dim + d), es,
+                       t - qsl[b] < 2 ? 0 : one_bits(c->xdt));
   for (int64_t l = 0; l < c->NL; l++) {
     int on = l == 0 || l == 3 || l == 1 || l == 5;
     for (int64_t i = 0; i < c->C * c->dim; i++)
-      raw_store(e->buf[B_CS].data, desc_off(dc, l * c->C * c->dim + i), es,
-                on ? one_bits(c->xdt) : 0);
+      ref_store_bits(e->buf[B_CS].data, desc_off(dc, l * c->C * c->dim + i), es,
+                     on ? one_bits(c->xdt) : 0);
   }
 }
 
@@ -1343,8 +1316,8 @@ static void apc_example_expect(tset *e, const cc_case *c) {
   for (int li = 0; li < 3; li++)
     for (int j = 0; j < 2; j++)
       for (int64_t d = 0; d < dim; d++)
-        raw_store(e->buf[B_CS].data, desc_off(dc, (line[li] * C + j) * dim + d), es,
-                  c->xv[tok[li][j] * dim + d]);
+        ref_store_bits(e->buf[B_CS].data, desc_off(dc, (line[li] * C + j) * dim + d), es,
+                       c->xv[tok[li][j] * dim + d]);
   for (int64_t i = 0; i < 9; i++)
     for (int64_t d = 0; d < dim; d++) {
       float xp[3];
@@ -1360,7 +1333,8 @@ static void apc_example_expect(tset *e, const cc_case *c) {
       y = y + p1;
       float p2 = w2 * xp[2];
       y = y + p2;
-      raw_store(e->buf[B_X].data, desc_off(dx, i * dim + d), es, fcc_ref_narrow(rd, y));
+      ref_store_bits(e->buf[B_X].data, desc_off(dx, i * dim + d), es,
+                     fcc_ref_narrow(rd, y));
     }
 }
 

@@ -1685,7 +1685,8 @@ static void build_rows(void) {
   add("v_scale[0] = -inf ([H])", 2, D_SCALEV, X_VS, 0, 5, VA, 2, "v_scale");
 }
 
-static void run_row(const err_row *r) {
+static void run_row(const void *row) {
+  const err_row *r = row;
   static int sentinel;
   gcase c;
   base_case(&c, r->base);
@@ -1745,15 +1746,9 @@ static void run_row(const err_row *r) {
   case_free(&c);
 }
 
-static void table_row(const void *row, int idx, void *user) {
-  (void)idx;
-  (void)user;
-  run_row(row);
-}
-
 static void test_errors(void) {
   build_rows();
-  th_run_table("error table", rows, n_rows, sizeof rows[0], table_row, NULL);
+  th_run_rows("error table", rows, n_rows, sizeof rows[0], run_row);
 }
 
 /* ------------------------------------------------------ plans, workspace */

@@ -1711,7 +1711,8 @@ static void build_rows(void) {
 #undef ROW
 }
 
-static void run_row(const err_row *r) {
+static void run_row(const void *row) {
+  const err_row *r = row;
   static int sentinel;
   sc_case c;
   fx_init(&c, r->base);
@@ -1784,16 +1785,10 @@ static void run_row(const err_row *r) {
   case_free(&c);
 }
 
-static void table_row(const void *row, int idx, void *user) {
-  (void)idx;
-  (void)user;
-  run_row(row);
-}
-
 static void test_errors(void) {
   double t0 = now_s();
   build_rows();
-  th_run_table("error table", rows, n_rows, sizeof rows[0], table_row, NULL);
+  th_run_rows("error table", rows, n_rows, sizeof rows[0], run_row);
   printf("error table: %.2f s\n", now_s() - t0);
 }
 

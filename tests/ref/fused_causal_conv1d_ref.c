@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "convert_ref.h"
+#include "ref_util.h"
 
 int fcc_ref_dtype_size(fcc_ref_dtype dt) {
   return dt == FCC_REF_F32 ? 4 : 2;
@@ -31,25 +32,11 @@ uint32_t fcc_ref_narrow(fcc_ref_dtype dt, float f) {
 }
 
 uint32_t fcc_ref_load(const void *base, int64_t elem, fcc_ref_dtype dt) {
-  const unsigned char *p = (const unsigned char *)base + elem * fcc_ref_dtype_size(dt);
-  if (dt == FCC_REF_F32) {
-    uint32_t u;
-    memcpy(&u, p, 4);
-    return u;
-  }
-  uint16_t h;
-  memcpy(&h, p, 2);
-  return h;
+  return (uint32_t)ref_load_bits(base, elem, (size_t)fcc_ref_dtype_size(dt));
 }
 
 void fcc_ref_store(void *base, int64_t elem, fcc_ref_dtype dt, uint32_t bits) {
-  unsigned char *p = (unsigned char *)base + elem * fcc_ref_dtype_size(dt);
-  if (dt == FCC_REF_F32) {
-    memcpy(p, &bits, 4);
-  } else {
-    uint16_t h = (uint16_t)bits;
-    memcpy(p, &h, 2);
-  }
+  ref_store_bits(base, elem, (size_t)fcc_ref_dtype_size(dt), bits);
 }
 
 static void *xmalloc(size_t n) {

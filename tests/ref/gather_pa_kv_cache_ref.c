@@ -5,30 +5,11 @@
 #include <string.h>
 
 #include "convert_ref.h"
+#include "ref_util.h"
 
 static void die(const char *what) {
   fprintf(stderr, "gather_pa_kv_cache_ref: %s\n", what);
   exit(2);
-}
-
-static size_t esize(llmk_dtype d) {
-  switch (d) {
-    case LLMK_F32:
-    case LLMK_I32:
-      return 4;
-    case LLMK_F16:
-    case LLMK_BF16:
-      return 2;
-    case LLMK_I8:
-    case LLMK_U8:
-    case LLMK_FP8_E4M3FN:
-    case LLMK_FP8_E5M2:
-      return 1;
-    case LLMK_I64:
-      return 8;
-    default:
-      return 0;
-  }
 }
 
 static ref_fmt fmt_of(llmk_dtype d) {
@@ -51,7 +32,7 @@ static ref_fmt fmt_of(llmk_dtype d) {
 static int64_t cache_off(int layout, int is_value, const llmk_tensor *c, int64_t D,
                          int64_t b, int64_t o, int64_t h, int64_t d) {
   const int64_t *s = c->strides;
-  int64_t es = (int64_t)esize(c->dtype);
+  int64_t es = (int64_t)ref_dtype_size(c->dtype);
   switch (layout) {
     case 0:
       return b * s[0] + o * s[1] + h * s[2] + d * s[3];
@@ -79,7 +60,7 @@ void gather_pa_kv_cache_ref_one(int layout, int is_value, const llmk_tensor *cac
                                 const llmk_tensor *out, gather_pa_kv_cache_ref_nan_fn nan,
                                 void *user) {
   const llmk_dtype cdt = cache->dtype, odt = out->dtype;
-  const size_t ces = esize(cdt), oes = esize(odt);
+  const size_t ces = ref_dtype_size(cdt), oes = ref_dtype_size(odt);
   const int64_t H = out->shape[1], D = out->shape[2], bs = block_size_of(layout, cache);
   const int64_t *os = out->strides;
   const char *cb = cache->data;

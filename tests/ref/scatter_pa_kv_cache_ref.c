@@ -4,25 +4,10 @@
 #include <string.h>
 
 #include "convert_ref.h"
+#include "ref_util.h"
 
 size_t kvref_esize(llmk_dtype dtype) {
-  switch (dtype) {
-    case LLMK_F32:
-    case LLMK_I32:
-      return 4;
-    case LLMK_F16:
-    case LLMK_BF16:
-      return 2;
-    case LLMK_I8:
-    case LLMK_U8:
-    case LLMK_FP8_E4M3FN:
-    case LLMK_FP8_E5M2:
-      return 1;
-    case LLMK_I64:
-      return 8;
-    default:
-      return 0;
-  }
+  return ref_dtype_size(dtype);
 }
 
 int kvref_view_init(kvref_view *v, const llmk_tensor *c, int layout, int is_value,
@@ -77,16 +62,7 @@ static const unsigned char *elem3(const llmk_tensor *t, int64_t i, int64_t j, in
 }
 
 static int64_t read_slot(const llmk_tensor *s, int64_t t) {
-  const unsigned char *p =
-      (const unsigned char *)s->data + t * s->strides[0] * (int64_t)kvref_esize(s->dtype);
-  if (s->dtype == LLMK_I32) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-  }
-  int64_t v;
-  memcpy(&v, p, 8);
-  return v;
+  return ref_load_index(s->data, t * s->strides[0], s->dtype);
 }
 
 static int64_t scale_count(const llmk_tensor *sc) {
@@ -106,13 +82,13 @@ static float scale_at(const llmk_tensor *sc, int64_t h) {
  * definitions; a NaN becomes a NaN of the same sign). */
 static float widen(llmk_dtype dt, const unsigned char *p) {
   if (dt == LLMK_F32) {
+    uint32_t u = (uint32_t)ref_load_bits(p, 0, 4);
     float f;
-    memcpy(&f, p, 4);
+    memcpy(&f, &u, 4);
     return f;
   }
-  uint16_t h;
-  memcpy(&h, p, 2);
-  return (float)ref_decode(dt == LLMK_F16 ? REF_F16 : REF_BF16, h);
+  return (float)ref_decode(dt == LLMK_F16 ? REF_F16 : REF_BF16,
+                           (uint16_t)ref_load_bits(p, 0, 2));
 }
 
 /* ref_encode is a pure function of (format, f32 bits) but slow (a search in double);
