@@ -19,15 +19,25 @@ static inline __m128i llmk__avx2_narrow_u8x8(__m256i v) {
   return _mm256_castsi256_si128(v);
 }
 
-static inline __m128i llmk__avx2_f32_to_bf16(__m256 x) {
+/* bf16 of 8 f32 values, round to nearest even, in the low 16 bits of 32-bit lanes
+ * (quiet NaNs kept NaN); without NaNs, llmk__avx2_bf16_bits_no_nan is the same. */
+static inline __m256i llmk__avx2_bf16_bits_no_nan(__m256 x) {
+  __m256i u = _mm256_castps_si256(x);
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  return _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+}
+
+static inline __m256i llmk__avx2_bf16_bits(__m256 x) {
   __m256i u = _mm256_castps_si256(x);
   __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
                                    _mm256_set1_epi32(0x7f800000));
-  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
   __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-  r = _mm256_blendv_epi8(r, q, nan);
+  return _mm256_blendv_epi8(llmk__avx2_bf16_bits_no_nan(x), q, nan);
+}
+
+static inline __m128i llmk__avx2_f32_to_bf16(__m256 x) {
+  __m256i r = llmk__avx2_bf16_bits(x);
   return _mm256_castsi256_si128(
       _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
 }

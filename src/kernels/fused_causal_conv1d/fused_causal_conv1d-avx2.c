@@ -7,31 +7,13 @@
 #define INLINE static inline __attribute__((always_inline))
 
 /* llmk__avx2_f32_to_bf16 of two vectors with one pack: 16 bf16 values */
-INLINE __m256i bf16_round(__m256 x) {
-  __m256i u = _mm256_castps_si256(x);
-  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                   _mm256_set1_epi32(0x7f800000));
-  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
-  __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-  return _mm256_blendv_epi8(r, q, nan);
-}
-
-/* the same without the NaN case (infinities round to themselves) */
-INLINE __m256i bf16_round_no_nan(__m256 x) {
-  __m256i u = _mm256_castps_si256(x);
-  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  return _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
-}
-
 INLINE void store_bf16x2(void *dst, __m256 a, __m256 b) {
   __m256i p;
   if (__builtin_expect(!_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q)), 1))
-    p = _mm256_packus_epi32(bf16_round_no_nan(a), bf16_round_no_nan(b));
+    p = _mm256_packus_epi32(llmk__avx2_bf16_bits_no_nan(a),
+                            llmk__avx2_bf16_bits_no_nan(b));
   else
-    p = _mm256_packus_epi32(bf16_round(a), bf16_round(b));
+    p = _mm256_packus_epi32(llmk__avx2_bf16_bits(a), llmk__avx2_bf16_bits(b));
   _mm256_storeu_si256(dst, _mm256_permute4x64_epi64(p, 0xd8));
 }
 
