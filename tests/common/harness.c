@@ -29,6 +29,22 @@ size_t th_span_bytes(llmk_dtype dt, int rank, const int64_t *shape,
   return (size_t)(last + 1) * th_dtype_size(dt);
 }
 
+int64_t th_numel(int rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (int k = 0; k < rank; k++) n *= shape[k];
+  return n;
+}
+
+int64_t th_row_major_offset(int rank, const int64_t *shape, const int64_t *strides,
+                            int64_t idx) {
+  int64_t off = 0;
+  for (int k = rank - 1; k >= 0; k--) {
+    off += (idx % shape[k]) * strides[k];
+    idx /= shape[k];
+  }
+  return off;
+}
+
 void th_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
   int64_t s = 1;
   for (int k = rank - 1; k >= 0; k--) {

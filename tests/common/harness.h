@@ -59,6 +59,10 @@ size_t th_dtype_size(llmk_dtype dt); /* 0 for an invalid dtype */
 size_t th_span_bytes(llmk_dtype dt, int rank, const int64_t *shape,
                      const int64_t *strides);
 void th_contiguous_strides(int rank, const int64_t *shape, int64_t *strides);
+int64_t th_numel(int rank, const int64_t *shape);
+/* Element offset (in elements) of the idx-th element in row-major logical order. */
+int64_t th_row_major_offset(int rank, const int64_t *shape, const int64_t *strides,
+                            int64_t idx);
 /* Bytes from splitmix64(seed), the same for one seed on every run. */
 void th_fill_pattern(void *p, size_t n, uint64_t seed);
 

@@ -67,27 +67,15 @@ static void lay_make(layout *l, llmk_dtype dt, int rank, int64_t d0, int64_t d1,
 }
 
 static int64_t lay_numel(const layout *l) {
-  int64_t n = 1;
-  for (int k = 0; k < l->rank; k++) n *= l->shape[k];
-  return n;
+  return th_numel(l->rank, l->shape);
 }
 
 static size_t lay_bytes(const layout *l) {
-  if (lay_numel(l) == 0) return 0;
-  int64_t last = 0;
-  for (int k = 0; k < l->rank; k++) last += (l->shape[k] - 1) * l->strides[k];
-  return (size_t)(last + 1) * th_dtype_size(l->dtype);
+  return th_span_bytes(l->dtype, l->rank, l->shape, l->strides);
 }
 
-/* Element offset of the idx-th element in row-major logical order. */
 static int64_t lay_offset(const layout *l, int64_t idx) {
-  if (l->rank == 1) return idx * l->strides[0];
-  int64_t off = 0;
-  for (int k = l->rank - 1; k >= 0; k--) {
-    off += (idx % l->shape[k]) * l->strides[k];
-    idx /= l->shape[k];
-  }
-  return off;
+  return th_row_major_offset(l->rank, l->shape, l->strides, idx);
 }
 
 /* ------------------------------------------------------------------ cases */

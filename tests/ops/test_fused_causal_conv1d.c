@@ -183,26 +183,15 @@ static void case_desc(const cc_case *c, int k, tdesc *d) {
 }
 
 static int64_t desc_numel(const tdesc *d) {
-  int64_t n = 1;
-  for (int i = 0; i < d->rank; i++) n *= d->shape[i];
-  return n;
+  return th_numel(d->rank, d->shape);
 }
 
 static size_t desc_bytes(const tdesc *d) {
-  if (desc_numel(d) == 0) return 0;
-  int64_t last = 0;
-  for (int i = 0; i < d->rank; i++) last += (d->shape[i] - 1) * d->strides[i];
-  return (size_t)(last + 1) * th_dtype_size(d->dt);
+  return th_span_bytes(d->dt, d->rank, d->shape, d->strides);
 }
 
-/* Element offset of the idx-th element in row-major logical order. */
 static int64_t desc_off(const tdesc *d, int64_t idx) {
-  int64_t off = 0;
-  for (int i = d->rank - 1; i >= 0; i--) {
-    off += (idx % d->shape[i]) * d->strides[i];
-    idx /= d->shape[i];
-  }
-  return off;
+  return th_row_major_offset(d->rank, d->shape, d->strides, idx);
 }
 
 static int case_has_buf(const cc_case *c, int k) {
