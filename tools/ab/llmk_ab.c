@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/kv_layout.h"
 #include "llmk/llmk.h"
 
 /* ------------------------------------------------------------- the builds */
@@ -617,25 +618,8 @@ static const kv_spec kv_cases[] = {
 
 static void kv_cache_shape(const ab_lib *L, const kv_spec *c, llmk_dtype cache, bool key,
                            int *rank, int64_t *shape) {
-  int64_t es = (int64_t)L->dtype_size(cache), x = 16 / es, ld = 32 / es;
-  int64_t nb = c->num_blocks, bs = c->block_size, H = c->H, D = c->D;
-  if (c->layout == LLMK_KV_BLOCKS) {
-    *rank = 4;
-    int64_t s[4] = {nb, bs, H, D};
-    memcpy(shape, s, sizeof s);
-  } else if (c->layout == LLMK_KV_XSPLIT && key) {
-    *rank = 5;
-    int64_t s[5] = {nb, H, D / x, bs, x};
-    memcpy(shape, s, sizeof s);
-  } else if (c->layout == LLMK_KV_XSPLIT) {
-    *rank = 4;
-    int64_t s[4] = {nb, H, D, bs};
-    memcpy(shape, s, sizeof s);
-  } else {
-    *rank = 4;
-    int64_t s[4] = {nb, H * D / ld, bs, ld};
-    memcpy(shape, s, sizeof s);
-  }
+  tool_kv_cache_shape(c->layout, (int64_t)L->dtype_size(cache), key, c->num_blocks,
+                      c->block_size, c->H, c->D, rank, shape);
 }
 
 /* n values of dtype dt, roughly uniform in [-amp, amp) (bench_pa_kv_cache.h), converted

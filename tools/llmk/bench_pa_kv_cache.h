@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/kv_layout.h"
 #include "bench.h"
 
 typedef struct kv_case {
@@ -27,25 +28,8 @@ typedef struct kv_case {
 
 static inline void kv_cache_shape(const kv_case *c, llmk_dtype cache, bool key, int *rank,
                                   int64_t *shape) {
-  int64_t es = (int64_t)llmk_dtype_size(cache), x = 16 / es, ld = 32 / es;
-  int64_t nb = c->num_blocks, bs = c->block_size, H = c->H, D = c->D;
-  if (c->layout == LLMK_KV_BLOCKS) {
-    *rank = 4;
-    int64_t s[4] = {nb, bs, H, D};
-    memcpy(shape, s, sizeof s);
-  } else if (c->layout == LLMK_KV_XSPLIT && key) {
-    *rank = 5;
-    int64_t s[5] = {nb, H, D / x, bs, x};
-    memcpy(shape, s, sizeof s);
-  } else if (c->layout == LLMK_KV_XSPLIT) {
-    *rank = 4;
-    int64_t s[4] = {nb, H, D, bs};
-    memcpy(shape, s, sizeof s);
-  } else {
-    *rank = 4;
-    int64_t s[4] = {nb, H * D / ld, bs, ld};
-    memcpy(shape, s, sizeof s);
-  }
+  tool_kv_cache_shape(c->layout, (int64_t)llmk_dtype_size(cache), key, c->num_blocks,
+                      c->block_size, c->H, c->D, rank, shape);
 }
 
 static inline const char *kv_layout_label(llmk_kv_layout l) {
