@@ -282,6 +282,11 @@ void th_table_free(th_table *t) {
   memset(t, 0, sizeof *t);
 }
 
+void th_table_run(th_table *t, const char *what, void (*fn)(const void *row)) {
+  th_run_rows(what, t->rows, t->n, t->row_size, fn);
+  th_table_free(t);
+}
+
 void th_run_table(const char *what, const void *rows, int n, size_t row_size,
                   th_row_fn fn, void *user) {
   for (int i = 0; i < n; i++) fn((const char *)rows + (size_t)i * row_size, i, user);

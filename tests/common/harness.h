@@ -159,6 +159,8 @@ void *th_table_add(th_table *t, const void *row, size_t row_size);
 /* A copy of s that lives as long as the table. */
 const char *th_table_str(th_table *t, const char *s);
 void th_table_free(th_table *t);
+/* th_run_rows() over the table's rows, then th_table_free(). */
+void th_table_run(th_table *t, const char *what, void (*fn)(const void *row));
 
 typedef void (*th_row_fn)(const void *row, int idx, void *user);
 /* fn(rows + i * row_size, i, user) for i in [0, n); prints "<what>: n rows". */

@@ -1674,8 +1674,7 @@ static void run_row(const void *row) {
 
 static void test_errors(void) {
   build_rows();
-  th_run_rows("error table", rows.rows, rows.n, sizeof(err_row), run_row);
-  th_table_free(&rows);
+  th_table_run(&rows, "error table", run_row);
 }
 
 /* ------------------------------------------------------ plans, workspace */

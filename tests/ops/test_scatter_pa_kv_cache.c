@@ -1753,8 +1753,7 @@ static void run_row(const void *row) {
 static void test_errors(void) {
   double t0 = now_s();
   build_rows();
-  th_run_rows("error table", rows.rows, rows.n, sizeof(err_row), run_row);
-  th_table_free(&rows);
+  th_table_run(&rows, "error table", run_row);
   printf("error table: %.2f s\n", now_s() - t0);
 }
 
