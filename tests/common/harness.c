@@ -165,6 +165,128 @@ int th_msg_ok(const char *op, const char *alts, const char *must) {
 
 /* ------------------------------------------------------------ error tables */
 
+/* ------------------------------------------------------------ defects */
+
+static void rank_trailing(llmk_tensor *t, int r) {
+  for (int k = t->rank; k < r; k++) {
+    t->shape[k] = 1;
+    t->strides[k] = 1;
+  }
+  while (t->rank > r) {
+    int k = t->rank - 1;
+    t->shape[k - 1] *= t->shape[k];
+    t->strides[k - 1] = t->strides[k];
+    t->shape[k] = t->strides[k] = 0;
+    t->rank--;
+  }
+}
+
+static void rank_leading(llmk_tensor *t, int r) {
+  llmk_tensor o = *t;
+  memset(t->shape, 0, sizeof t->shape);
+  memset(t->strides, 0, sizeof t->strides);
+  if (r > o.rank) {
+    int add = r - o.rank;
+    for (int i = 0; i < add; i++) {
+      t->shape[i] = 1;
+      t->strides[i] = o.rank ? o.shape[0] * o.strides[0] : 1;
+    }
+    for (int i = 0; i < o.rank; i++) {
+      t->shape[add + i] = o.shape[i];
+      t->strides[add + i] = o.strides[i];
+    }
+  } else {
+    int drop = o.rank - r; /* the first drop + 1 dimensions become one */
+    t->shape[0] = th_numel(drop + 1, o.shape);
+    t->strides[0] = o.strides[drop];
+    for (int i = 1; i < r; i++) {
+      t->shape[i] = o.shape[drop + i];
+      t->strides[i] = o.strides[drop + i];
+    }
+  }
+}
+
+int th_defect_apply(llmk_tensor *t, int d, int64_t a, int64_t b) {
+  if (d == TH_D_NULL) return 0;
+  if (d == TH_D_NONE) return 1;
+  if (!t || d >= TH_D_OP ||
+      ((d == TH_D_RANK || d == TH_D_RANK_LEAD) && (a < 0 || a > LLMK_MAX_RANK)))
+    th_die("th_defect_apply: no such defect on this tensor");
+  if ((d == TH_D_EXTENT_ADD || d == TH_D_EXTENT || d == TH_D_STRIDE) &&
+      (a < 0 || a >= LLMK_MAX_RANK))
+    th_die("th_defect_apply: dimension");
+  switch (d) {
+    case TH_D_DATA_NULL:
+      t->data = NULL;
+      break;
+    case TH_D_DTYPE:
+      t->dtype = (llmk_dtype)a;
+      break;
+    case TH_D_RANK:
+    case TH_D_RANK_LEAD:
+      if (a == 0) {
+        memset(t->shape, 0, sizeof t->shape);
+        memset(t->strides, 0, sizeof t->strides);
+      } else if (d == TH_D_RANK) {
+        rank_trailing(t, (int)a);
+      } else {
+        rank_leading(t, (int)a);
+      }
+      t->rank = (int32_t)a;
+      break;
+    case TH_D_EXTENT_ADD:
+      t->shape[a] += b;
+      break;
+    case TH_D_EXTENT:
+      t->shape[a] = b;
+      break;
+    default: /* TH_D_STRIDE */
+      t->strides[a] = b;
+      break;
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------------ error tables */
+
+void *th_table_add(th_table *t, const void *row, size_t row_size) {
+  if (t->n && row_size != t->row_size) th_die("th_table_add: rows of two sizes");
+  t->row_size = row_size;
+  if (t->n == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 64;
+    t->rows = realloc(t->rows, (size_t)t->cap * row_size);
+    if (!t->rows) th_die("out of memory");
+  }
+  char *r = t->rows + (size_t)t->n++ * row_size;
+  memcpy(r, row, row_size);
+  return r;
+}
+
+const char *th_table_str(th_table *t, const char *s) {
+  if (t->nstr == t->capstr) {
+    t->capstr = t->capstr ? 2 * t->capstr : 64;
+    t->strs = realloc(t->strs, (size_t)t->capstr * sizeof *t->strs);
+    if (!t->strs) th_die("out of memory");
+  }
+  size_t n = strlen(s) + 1;
+  char *c = th_xmalloc(n);
+  memcpy(c, s, n);
+  t->strs[t->nstr++] = c;
+  return c;
+}
+
+void th_table_free(th_table *t) {
+  for (int i = 0; i < t->nstr; i++) free(t->strs[i]);
+  free(t->strs);
+  free(t->rows);
+  memset(t, 0, sizeof *t);
+}
+
+void th_table_run(th_table *t, const char *what, void (*fn)(const void *row)) {
+  th_run_rows(what, t->rows, t->n, t->row_size, fn);
+  th_table_free(t);
+}
+
 void th_run_table(const char *what, const void *rows, int n, size_t row_size,
                   th_row_fn fn, void *user) {
   for (int i = 0; i < n; i++) fn((const char *)rows + (size_t)i * row_size, i, user);
@@ -188,6 +310,23 @@ void th_check_refused(const char *label, llmk_status st, llmk_status expect,
   TU_CHECK(th_msg_ok(op, alts, NULL),
            "%s: message '%s' should start with '%s:' and name %s", label,
            llmk_last_error(), op, alts ? alts : "the op");
+}
+
+llmk_status th_check_run(const char *label, llmk_status st, llmk_plan *plan, size_t ws,
+                         th_exec_fn exec, llmk_status expect, const char *op,
+                         const char *alts) {
+  TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", label, (int)st,
+           llmk_last_error());
+  if (st != LLMK_SUCCESS || !plan) return st;
+  th_reset_error();
+  st = th_run_plan(exec, plan, ws, NULL);
+  TU_CHECK(st == expect, "%s: phase 2 status %d, expected %d ('%s')", label, (int)st,
+           (int)expect, st ? llmk_last_error() : "");
+  if (expect != LLMK_SUCCESS && st != LLMK_SUCCESS)
+    TU_CHECK(th_msg_ok(op, alts, NULL),
+             "%s: message '%s' should start with '%s:' and name %s", label,
+             llmk_last_error(), op, alts ? alts : "the op");
+  return st;
 }
 
 /* ------------------------------------------------------------------ plans */
@@ -270,7 +409,7 @@ int th_sweep_run(const th_sweep *w, int all_isa, const int *reps, const char *la
         snprintf(lab, sizeof lab, "%s [%s, %s]", label, llmk_isa_name(llmk_get_isa()),
                  w->name[c]);
         th_out out = {0};
-        if (!fn(user, w->ctx[c], c, lab, &out)) continue;
+        if (!fn(user, w->ctx[c], lab, &out)) continue;
         good++;
         if (nfirst < 0) {
           nfirst = out.n;

@@ -21,12 +21,21 @@
  *                        a rejected call that sets none is not credited with an older
  * one. th_words_in(), th_msg_ok(): the last error starts with "<op>:" and names one of
  *                        '|'-separated words (and all of `must`).
+ * Descriptor defects
+ *   th_defect_apply()    the defects every op's error table puts on an llmk_tensor:
+ *                        data NULL, dtype, rank, extent, stride (and a NULL tensor,
+ *                        which the caller applies when it returns 0).
  * Error tables
+ *   th_table             a growing table of rows: th_table_add() (TH_TABLE_ADD()) copies
+ *                        a row in, th_table_str() keeps a copy of a row's name,
+ *                        th_table_free().
  *   th_run_table()       runs every row of a table of bad-argument cases through the
  *                        test's row function and prints "<what>: N rows"; th_run_rows()
  *                        the same for a row function of the row alone.
  *   th_check_refused()   the checks of a refused phase 1: status, *plan NULL,
  *                        *workspace_size 0, the message.
+ *   th_check_run()       the checks of an accepted phase 1 and its phase 2: status,
+ *                        the message of a rejection.
  * Plans
  *   th_exec_fn           an op's phase 2 (llmk_<op>(ws, size, plan, ctx)).
  *   th_run_plan()        runs a plan with exactly the workspace asked for (malloc'd, so
@@ -108,7 +117,50 @@ int th_words_in(const char *m, const char *words, int all);
  * and all of `must` (NULL: none). */
 int th_msg_ok(const char *op, const char *alts, const char *must);
 
+/* ------------------------------------------------------------ defects */
+
+/* Codes below TH_D_OP are the shared defects; an op numbers its own from TH_D_OP. */
+typedef enum th_defect {
+  TH_D_NONE,
+  TH_D_NULL,       /* the tensor not passed: th_defect_apply returns 0 */
+  TH_D_DATA_NULL,  /* data NULL */
+  TH_D_DTYPE,      /* dtype a */
+  TH_D_RANK,       /* rank a: trailing extent-1 dimensions (stride 1) added, or the
+                      trailing dimensions merged into dimension a - 1 (its extent the
+                      product, its stride the innermost's); rank 0: shape and strides
+                      all 0 */
+  TH_D_RANK_LEAD,  /* rank a: leading extent-1 dimensions added (stride: the old
+                      dimension 0's extent times its stride), or the leading ones merged
+                      into dimension 0; rank 0 as for TH_D_RANK */
+  TH_D_EXTENT_ADD, /* shape[a] += b */
+  TH_D_EXTENT,     /* shape[a] = b */
+  TH_D_STRIDE,     /* strides[a] = b */
+  TH_D_OP
+} th_defect;
+
+/* Applies defect d (< TH_D_OP) to t; returns 0 when the tensor is not to be passed
+ * (TH_D_NULL), else 1. */
+int th_defect_apply(llmk_tensor *t, int d, int64_t a, int64_t b);
+
 /* ------------------------------------------------------------ error tables */
+
+typedef struct th_table {
+  char *rows;
+  int n, cap;
+  size_t row_size;
+  char **strs;
+  int nstr, capstr;
+} th_table;
+/* Appends a copy of the row (every row of one table has one size); returns the copy,
+ * valid until the next add. */
+void *th_table_add(th_table *t, const void *row, size_t row_size);
+#define TH_TABLE_ADD(t, type, ...) \
+  ((type *)th_table_add((t), &(type){__VA_ARGS__}, sizeof(type)))
+/* A copy of s that lives as long as the table. */
+const char *th_table_str(th_table *t, const char *s);
+void th_table_free(th_table *t);
+/* th_run_rows() over the table's rows, then th_table_free(). */
+void th_table_run(th_table *t, const char *what, void (*fn)(const void *row));
 
 typedef void (*th_row_fn)(const void *row, int idx, void *user);
 /* fn(rows + i * row_size, i, user) for i in [0, n); prints "<what>: n rows". */
@@ -128,6 +180,12 @@ void th_check_refused(const char *label, llmk_status st, llmk_status expect,
 
 typedef llmk_status (*th_exec_fn)(void *workspace, size_t workspace_size, llmk_plan *plan,
                                   llmk_context *ctx);
+/* Phase 1 returned st and plan: one check that it accepted; then phase 2 (exec with ws
+ * bytes, ctx NULL) must return expect, and a rejection's message come from `op` and
+ * name one of `alts`. Returns phase 2's status, or phase 1's when it refused. */
+llmk_status th_check_run(const char *label, llmk_status st, llmk_plan *plan, size_t ws,
+                         th_exec_fn exec, llmk_status expect, const char *op,
+                         const char *alts);
 llmk_status th_run_plan(th_exec_fn exec, llmk_plan *plan, size_t ws, llmk_context *ctx);
 void th_check_null_plan(th_exec_fn exec, const char *op);
 /* exec with ws - 1 bytes: WORKSPACE_TOO_SMALL. The plan is not consumed by a refused
@@ -160,8 +218,7 @@ void th_out_add_buf(th_out *o, const tu_buf *b); /* guards included */
 
 /* One run: `label` names the variant ("<case> [isa, ctx]"); returns 1 if the run
  * succeeded and `out` lists its bytes, else 0 (not compared). */
-typedef int (*th_sweep_fn)(void *user, llmk_context *ctx, int ctx_index,
-                           const char *label, th_out *out);
+typedef int (*th_sweep_fn)(void *user, llmk_context *ctx, const char *label, th_out *out);
 /* For isa in [scalar or native, native] and every context (each `reps[i]` times, NULL:
  * once): fn, then one check that the bytes equal the first good run's. Returns the
  * number of good runs. */

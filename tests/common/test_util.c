@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include <math.h>
+
 long tu_checks, tu_failures;
 static uint64_t tu_state[4];
 
@@ -82,4 +84,17 @@ void tu_buf_free(tu_buf *b) {
   free(b->base);
   b->base = NULL;
   b->data = NULL;
+}
+
+float tu_special_f32(int which) {
+  static const float fixed[4] = {NAN, INFINITY, -INFINITY, -0.0f};
+  if (which >= 0 && which < 4) return fixed[which];
+  if (which == 4) {
+    uint32_t u = (uint32_t)tu_rand_range(1, 0x7fffff);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  if (which == 5) return 0.0f;
+  return (float)((tu_rand_unit() - 0.5) * 6e38);
 }

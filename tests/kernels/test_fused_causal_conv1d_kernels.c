@@ -27,32 +27,18 @@ static float f32_of(uint32_t u) {
 /* special: 0 moderate values only; 1 also infinities, -0, subnormals, huge values and
  * random bits, but no NaN; 2 NaNs too (of both signs, with payloads) */
 static float rand_value(int special, float range) {
-  if (special) switch (tu_rand_range(0, 40)) {
-      case 0:
-        if (special == 2)
-          return f32_of(0x7fc00000u ^ (uint32_t)(tu_rand_u64() & 0x803fffffu));
-        return INFINITY;
-      case 1:
-        return INFINITY;
-      case 2:
-        return -INFINITY;
-      case 3:
-        return -0.0f;
-      case 4:
-        return 0.0f;
-      case 5:
-        return f32_of((uint32_t)tu_rand_range(1, 0x7fffff)); /* subnormal */
-      case 6:
-        return (float)((tu_rand_unit() - 0.5) * 6e38);
-      case 7: {
-        float v = f32_of((uint32_t)tu_rand_u64());
-        return special == 2 || v == v ? v : 1.0f;
-      }
-      case 8: /* large enough for SiLU's exp to over- or underflow */
-        return (float)((tu_rand_unit() - 0.5) * 400.0);
-      default:
-        break;
-    }
+  int64_t c = special ? tu_rand_range(0, 40) : 40;
+  if (c == 0 && special == 2)
+    return f32_of(0x7fc00000u ^ (uint32_t)(tu_rand_u64() & 0x803fffffu));
+  if (c == 0) return INFINITY;
+  if (c < TU_SPECIALS)
+    return tu_special_f32((int)c); /* infinities, -0, subnormals, +0, huge */
+  if (c == 7) {
+    float v = f32_of((uint32_t)tu_rand_u64());
+    return special == 2 || v == v ? v : 1.0f;
+  }
+  if (c == 8) /* large enough for SiLU's exp to over- or underflow */
+    return (float)((tu_rand_unit() - 0.5) * 400.0);
   return (float)((tu_rand_unit() - 0.5) * 2.0 * range);
 }
 

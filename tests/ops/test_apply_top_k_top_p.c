@@ -1325,9 +1325,7 @@ typedef struct det_case {
   int64_t *kept, *ids;
 } det_case;
 
-static int det_one(void *user, llmk_context *ctx, int ctx_index, const char *label,
-                   th_out *out) {
-  (void)ctx_index;
+static int det_one(void *user, llmk_context *ctx, const char *label, th_out *out) {
   det_case *d = user;
   const tcase *c = d->c;
   llmk_status st = run_apply(c, ctx, d->bits, d->kept, label);

@@ -546,9 +546,7 @@ typedef struct run_user {
   tset S; /* the last run's buffers */
 } run_user;
 
-static int run_one(void *user, llmk_context *ctx, int ctx_index, const char *l,
-                   th_out *out) {
-  (void)ctx_index;
+static int run_one(void *user, llmk_context *ctx, const char *l, th_out *out) {
   run_user *u = user;
   const cc_case *c = u->c;
   if (u->stop) return 0;
@@ -1441,23 +1439,13 @@ static void base_case(cc_case *c, int base) {
   fill_vals(c);
 }
 
-enum defect {
-  D_NONE,
-  D_PASS_NULL,
-  D_NULL_WS,
-  D_NULL_PLAN,
-  D_DATA_NULL,
-  D_DTYPE,
-  D_RANK,
-  D_EXTENT,
-  D_STRIDE,
-  D_EXTRA_QSL,
-  D_EXTRA_FIRST
-};
+/* The shared descriptor defects are the harness's (TH_D_*, on tensor a1 with a2, a3);
+ * these are the op's own. */
+enum defect { D_NULL_WS = TH_D_OP, D_NULL_PLAN, D_EXTRA_QSL, D_EXTRA_FIRST };
 enum { A_NONE, A_PAD, A_MQL, A_RES, A_BS, A_CM, A_ACT };
 
 typedef struct err_row {
-  char name[120];
+  const char *name;
   int base, defect;
   int64_t a1, a2, a3;
   int attr;
@@ -1469,23 +1457,14 @@ typedef struct err_row {
   const char *msg;   /* phase 2: words one of which the message must contain */
 } err_row;
 
-#define MAX_ROWS 200
-static err_row rows[MAX_ROWS];
-static int n_rows;
+static th_table rows;
 
 #define ST(s) (1u << (s))
 
 static err_row *add(const char *name, int base, int phase, unsigned mask,
                     const char *msg) {
-  if (n_rows == MAX_ROWS) th_die("too many error rows");
-  err_row *r = &rows[n_rows++];
-  memset(r, 0, sizeof *r);
-  snprintf(r->name, sizeof r->name, "%s", name);
-  r->base = base;
-  r->phase = phase;
-  r->mask = mask;
-  r->msg = msg;
-  return r;
+  return TH_TABLE_ADD(&rows, err_row, .name = th_table_str(&rows, name), .base = base,
+                      .phase = phase, .mask = mask, .msg = msg);
 }
 
 static err_row *add_d(const char *name, int base, int defect, int64_t a1, int64_t a2,
@@ -1536,98 +1515,99 @@ static void build_rows(void) {
   add("3-D base", D, 0, 0, NULL);
 
   /* ---- phase 1: NULL_POINTER */
-  add_d("x NULL", P, D_PASS_NULL, B_X, 0, 0, NP);
-  add_d("weight NULL", P, D_PASS_NULL, B_W, 0, 0, NP);
-  add_d("conv_states NULL", P, D_PASS_NULL, B_CS, 0, 0, NP);
-  add_d("3-D: conv_states NULL", D, D_PASS_NULL, B_CS, 0, 0, NP);
+  add_d("x NULL", P, TH_D_NULL, B_X, 0, 0, NP);
+  add_d("weight NULL", P, TH_D_NULL, B_W, 0, 0, NP);
+  add_d("conv_states NULL", P, TH_D_NULL, B_CS, 0, 0, NP);
+  add_d("3-D: conv_states NULL", D, TH_D_NULL, B_CS, 0, 0, NP);
   add_d("workspace_size NULL", P, D_NULL_WS, 0, 0, 0, NP);
   add_d("plan NULL", P, D_NULL_PLAN, 0, 0, 0, NP);
-  add_d("2-D x without query_start_loc", P, D_PASS_NULL, Q, 0, 0, NP);
-  add_d("apc: 2-D x without query_start_loc", A, D_PASS_NULL, Q, 0, 0, NP);
+  add_d("2-D x without query_start_loc", P, TH_D_NULL, Q, 0, 0, NP);
+  add_d("apc: 2-D x without query_start_loc", A, TH_D_NULL, Q, 0, 0, NP);
   static const int dnull_p[] = {
       B_X,           B_W, B_CS, B_BIAS, B_IX0 + IX_QSL, B_IX0 + IX_CI, B_IX0 + IX_NACC,
       B_IX0 + IX_NCT};
   for (size_t i = 0; i < sizeof dnull_p / sizeof dnull_p[0]; i++) {
     char n[100];
     snprintf(n, sizeof n, "%s.data NULL", buf_name[dnull_p[i]]);
-    add_d(n, P, D_DATA_NULL, dnull_p[i], 0, 0, NP);
+    add_d(n, P, TH_D_DATA_NULL, dnull_p[i], 0, 0, NP);
   }
-  add_d("apc: block_idx_first_scheduled_token.data NULL", A, D_DATA_NULL, FI, 0, 0, NP);
-  add_d("apc: block_idx_last_scheduled_token.data NULL", A, D_DATA_NULL, LA, 0, 0, NP);
-  add_d("apc: initial_state_idx.data NULL", A, D_DATA_NULL, IN, 0, 0, NP);
-  add_d("apc: 2-D cache_indices.data NULL", A, D_DATA_NULL, CI, 0, 0, NP);
-  add_d("3-D: x.data NULL", D, D_DATA_NULL, B_X, 0, 0, NP);
+  add_d("apc: block_idx_first_scheduled_token.data NULL", A, TH_D_DATA_NULL, FI, 0, 0,
+        NP);
+  add_d("apc: block_idx_last_scheduled_token.data NULL", A, TH_D_DATA_NULL, LA, 0, 0, NP);
+  add_d("apc: initial_state_idx.data NULL", A, TH_D_DATA_NULL, IN, 0, 0, NP);
+  add_d("apc: 2-D cache_indices.data NULL", A, TH_D_DATA_NULL, CI, 0, 0, NP);
+  add_d("3-D: x.data NULL", D, TH_D_DATA_NULL, B_X, 0, 0, NP);
 
   /* ---- phase 1: INVALID_DTYPE */
-  add_d("x i32", P, D_DTYPE, B_X, LLMK_I32, 0, DT);
-  add_d("x fp8_e4m3fn", P, D_DTYPE, B_X, LLMK_FP8_E4M3FN, 0, DT);
-  add_d("x invalid dtype 0", P, D_DTYPE, B_X, LLMK_DTYPE_INVALID, 0, DT);
-  add_d("x dtype 77", P, D_DTYPE, B_X, 77, 0, DT);
-  add_d("weight bf16 with x f16", P, D_DTYPE, B_W, LLMK_BF16, 0, DT);
-  add_d("weight i32", P, D_DTYPE, B_W, LLMK_I32, 0, DT);
-  add_d("conv_states f32 with x f16", P, D_DTYPE, B_CS, LLMK_F32, 0, DT);
-  add_d("conv_states bf16 with x f16", P, D_DTYPE, B_CS, LLMK_BF16, 0, DT);
-  add_d("bias bf16 with x f16", P, D_DTYPE, B_BIAS, LLMK_BF16, 0, DT);
-  add_d("bias i64", P, D_DTYPE, B_BIAS, LLMK_I64, 0, DT);
-  add_d("query_start_loc f32", P, D_DTYPE, Q, LLMK_F32, 0, DT);
-  add_d("query_start_loc i8", P, D_DTYPE, Q, LLMK_I8, 0, DT);
-  add_d("query_start_loc u8", P, D_DTYPE, Q, LLMK_U8, 0, DT);
-  add_d("cache_indices f16", P, D_DTYPE, CI, LLMK_F16, 0, DT);
-  add_d("cache_indices i8", P, D_DTYPE, CI, LLMK_I8, 0, DT);
-  add_d("num_accepted_tokens f32", P, D_DTYPE, NA, LLMK_F32, 0, DT);
-  add_d("num_computed_tokens bf16", P, D_DTYPE, NC, LLMK_BF16, 0, DT);
-  add_d("apc: weight f16 with x f32", A, D_DTYPE, B_W, LLMK_F16, 0, DT);
-  add_d("apc: bias bf16 with x f32", A, D_DTYPE, B_BIAS, LLMK_BF16, 0, DT);
-  add_d("apc: conv_states f16 with x f32", A, D_DTYPE, B_CS, LLMK_F16, 0, DT);
-  add_d("apc: block_idx_first_scheduled_token f32", A, D_DTYPE, FI, LLMK_F32, 0, DT);
-  add_d("apc: block_idx_last_scheduled_token i8", A, D_DTYPE, LA, LLMK_I8, 0, DT);
-  add_d("apc: initial_state_idx f16", A, D_DTYPE, IN, LLMK_F16, 0, DT);
-  add_d("apc: cache_indices u8", A, D_DTYPE, CI, LLMK_U8, 0, DT);
-  add_d("3-D: x f16 (weight, conv_states bf16)", D, D_DTYPE, B_X, LLMK_F16, 0, DT);
-  add_d("3-D: weight f16 with x bf16", D, D_DTYPE, B_W, LLMK_F16, 0, DT);
-  add_d("3-D: conv_states f32 with x bf16", D, D_DTYPE, B_CS, LLMK_F32, 0, DT);
+  add_d("x i32", P, TH_D_DTYPE, B_X, LLMK_I32, 0, DT);
+  add_d("x fp8_e4m3fn", P, TH_D_DTYPE, B_X, LLMK_FP8_E4M3FN, 0, DT);
+  add_d("x invalid dtype 0", P, TH_D_DTYPE, B_X, LLMK_DTYPE_INVALID, 0, DT);
+  add_d("x dtype 77", P, TH_D_DTYPE, B_X, 77, 0, DT);
+  add_d("weight bf16 with x f16", P, TH_D_DTYPE, B_W, LLMK_BF16, 0, DT);
+  add_d("weight i32", P, TH_D_DTYPE, B_W, LLMK_I32, 0, DT);
+  add_d("conv_states f32 with x f16", P, TH_D_DTYPE, B_CS, LLMK_F32, 0, DT);
+  add_d("conv_states bf16 with x f16", P, TH_D_DTYPE, B_CS, LLMK_BF16, 0, DT);
+  add_d("bias bf16 with x f16", P, TH_D_DTYPE, B_BIAS, LLMK_BF16, 0, DT);
+  add_d("bias i64", P, TH_D_DTYPE, B_BIAS, LLMK_I64, 0, DT);
+  add_d("query_start_loc f32", P, TH_D_DTYPE, Q, LLMK_F32, 0, DT);
+  add_d("query_start_loc i8", P, TH_D_DTYPE, Q, LLMK_I8, 0, DT);
+  add_d("query_start_loc u8", P, TH_D_DTYPE, Q, LLMK_U8, 0, DT);
+  add_d("cache_indices f16", P, TH_D_DTYPE, CI, LLMK_F16, 0, DT);
+  add_d("cache_indices i8", P, TH_D_DTYPE, CI, LLMK_I8, 0, DT);
+  add_d("num_accepted_tokens f32", P, TH_D_DTYPE, NA, LLMK_F32, 0, DT);
+  add_d("num_computed_tokens bf16", P, TH_D_DTYPE, NC, LLMK_BF16, 0, DT);
+  add_d("apc: weight f16 with x f32", A, TH_D_DTYPE, B_W, LLMK_F16, 0, DT);
+  add_d("apc: bias bf16 with x f32", A, TH_D_DTYPE, B_BIAS, LLMK_BF16, 0, DT);
+  add_d("apc: conv_states f16 with x f32", A, TH_D_DTYPE, B_CS, LLMK_F16, 0, DT);
+  add_d("apc: block_idx_first_scheduled_token f32", A, TH_D_DTYPE, FI, LLMK_F32, 0, DT);
+  add_d("apc: block_idx_last_scheduled_token i8", A, TH_D_DTYPE, LA, LLMK_I8, 0, DT);
+  add_d("apc: initial_state_idx f16", A, TH_D_DTYPE, IN, LLMK_F16, 0, DT);
+  add_d("apc: cache_indices u8", A, TH_D_DTYPE, CI, LLMK_U8, 0, DT);
+  add_d("3-D: x f16 (weight, conv_states bf16)", D, TH_D_DTYPE, B_X, LLMK_F16, 0, DT);
+  add_d("3-D: weight f16 with x bf16", D, TH_D_DTYPE, B_W, LLMK_F16, 0, DT);
+  add_d("3-D: conv_states f32 with x bf16", D, TH_D_DTYPE, B_CS, LLMK_F32, 0, DT);
 
   /* ---- phase 1: INVALID_SHAPE */
-  add_d("x rank 1", P, D_RANK, B_X, 1, 0, SH);
-  add_d("x rank 4", P, D_RANK, B_X, 4, 0, SH);
-  add_d("x last stride 2", P, D_STRIDE, B_X, 1, 2, SH);
-  add_d("3-D: x last stride 2", D, D_STRIDE, B_X, 2, 2, SH);
-  add_d("3-D: x last stride 0", D, D_STRIDE, B_X, 2, 0, SH);
-  add_d("weight rank 1", P, D_RANK, B_W, 1, 0, SH);
-  add_d("weight rank 3", P, D_RANK, B_W, 3, 0, SH);
-  add_d("weight K = 1", P, D_EXTENT, B_W, 0, 1, SH);
-  add_d("weight K = 5", P, D_EXTENT, B_W, 0, 5, SH);
-  add_d("weight.shape[1] = dim + 1", P, D_EXTENT, B_W, 1, 17, SH);
-  add_d("weight.shape[1] = dim - 1", P, D_EXTENT, B_W, 1, 15, SH);
-  add_d("weight last stride 2", P, D_STRIDE, B_W, 1, 2, SH);
-  add_d("conv_states rank 2", P, D_RANK, B_CS, 2, 0, SH);
-  add_d("conv_states rank 4", P, D_RANK, B_CS, 4, 0, SH);
-  add_d("conv_states.shape[2] = dim - 1", P, D_EXTENT, B_CS, 2, 15, SH);
-  add_d("conv_states C = K - 2", P, D_EXTENT, B_CS, 1, 1, SH);
-  add_d("3-D: conv_states C = K - 2", D, D_EXTENT, B_CS, 1, 2, SH);
-  add_d("conv_states last stride 2", P, D_STRIDE, B_CS, 2, 2, SH);
-  add_d("query_start_loc rank 2", P, D_RANK, Q, 2, 0, SH);
-  add_d("query_start_loc.shape[0] = batch (others batch)", P, D_EXTENT, Q, 0, 3, SH);
-  add_d("query_start_loc.shape[0] = batch + 2", P, D_EXTENT, Q, 0, 5, SH);
-  add_d("cache_indices 2-D without APC", P, D_RANK, CI, 2, 0, SH);
-  add_d("cache_indices.shape[0] = batch + 1", P, D_EXTENT, CI, 0, 4, SH);
-  add_d("cache_indices.shape[0] = batch - 1", P, D_EXTENT, CI, 0, 2, SH);
-  add_d("num_accepted_tokens.shape[0] = batch - 1", P, D_EXTENT, NA, 0, 2, SH);
-  add_d("num_accepted_tokens rank 2", P, D_RANK, NA, 2, 0, SH);
-  add_d("num_computed_tokens.shape[0] = batch + 1", P, D_EXTENT, NC, 0, 4, SH);
-  add_d("num_computed_tokens rank 0", P, D_RANK, NC, 0, 0, SH);
-  add_d("bias.shape[0] = dim + 1", P, D_EXTENT, B_BIAS, 0, 17, SH);
-  add_d("bias rank 2", P, D_RANK, B_BIAS, 2, 0, SH);
-  add_d("apc: cache_indices 1-D", A, D_RANK, CI, 1, 0, SH | AT);
-  add_d("apc: cache_indices.shape[0] = batch - 1", A, D_EXTENT, CI, 0, 1, SH);
-  add_d("apc: block_idx_first_scheduled_token.shape[0] = batch + 1", A, D_EXTENT, FI, 0,
-        3, SH);
-  add_d("apc: block_idx_last_scheduled_token rank 2", A, D_RANK, LA, 2, 0, SH);
-  add_d("apc: initial_state_idx.shape[0] = batch - 1", A, D_EXTENT, IN, 0, 1, SH);
+  add_d("x rank 1", P, TH_D_RANK_LEAD, B_X, 1, 0, SH);
+  add_d("x rank 4", P, TH_D_RANK_LEAD, B_X, 4, 0, SH);
+  add_d("x last stride 2", P, TH_D_STRIDE, B_X, 1, 2, SH);
+  add_d("3-D: x last stride 2", D, TH_D_STRIDE, B_X, 2, 2, SH);
+  add_d("3-D: x last stride 0", D, TH_D_STRIDE, B_X, 2, 0, SH);
+  add_d("weight rank 1", P, TH_D_RANK_LEAD, B_W, 1, 0, SH);
+  add_d("weight rank 3", P, TH_D_RANK_LEAD, B_W, 3, 0, SH);
+  add_d("weight K = 1", P, TH_D_EXTENT, B_W, 0, 1, SH);
+  add_d("weight K = 5", P, TH_D_EXTENT, B_W, 0, 5, SH);
+  add_d("weight.shape[1] = dim + 1", P, TH_D_EXTENT, B_W, 1, 17, SH);
+  add_d("weight.shape[1] = dim - 1", P, TH_D_EXTENT, B_W, 1, 15, SH);
+  add_d("weight last stride 2", P, TH_D_STRIDE, B_W, 1, 2, SH);
+  add_d("conv_states rank 2", P, TH_D_RANK_LEAD, B_CS, 2, 0, SH);
+  add_d("conv_states rank 4", P, TH_D_RANK_LEAD, B_CS, 4, 0, SH);
+  add_d("conv_states.shape[2] = dim - 1", P, TH_D_EXTENT, B_CS, 2, 15, SH);
+  add_d("conv_states C = K - 2", P, TH_D_EXTENT, B_CS, 1, 1, SH);
+  add_d("3-D: conv_states C = K - 2", D, TH_D_EXTENT, B_CS, 1, 2, SH);
+  add_d("conv_states last stride 2", P, TH_D_STRIDE, B_CS, 2, 2, SH);
+  add_d("query_start_loc rank 2", P, TH_D_RANK_LEAD, Q, 2, 0, SH);
+  add_d("query_start_loc.shape[0] = batch (others batch)", P, TH_D_EXTENT, Q, 0, 3, SH);
+  add_d("query_start_loc.shape[0] = batch + 2", P, TH_D_EXTENT, Q, 0, 5, SH);
+  add_d("cache_indices 2-D without APC", P, TH_D_RANK_LEAD, CI, 2, 0, SH);
+  add_d("cache_indices.shape[0] = batch + 1", P, TH_D_EXTENT, CI, 0, 4, SH);
+  add_d("cache_indices.shape[0] = batch - 1", P, TH_D_EXTENT, CI, 0, 2, SH);
+  add_d("num_accepted_tokens.shape[0] = batch - 1", P, TH_D_EXTENT, NA, 0, 2, SH);
+  add_d("num_accepted_tokens rank 2", P, TH_D_RANK_LEAD, NA, 2, 0, SH);
+  add_d("num_computed_tokens.shape[0] = batch + 1", P, TH_D_EXTENT, NC, 0, 4, SH);
+  add_d("num_computed_tokens rank 0", P, TH_D_RANK_LEAD, NC, 0, 0, SH);
+  add_d("bias.shape[0] = dim + 1", P, TH_D_EXTENT, B_BIAS, 0, 17, SH);
+  add_d("bias rank 2", P, TH_D_RANK_LEAD, B_BIAS, 2, 0, SH);
+  add_d("apc: cache_indices 1-D", A, TH_D_RANK_LEAD, CI, 1, 0, SH | AT);
+  add_d("apc: cache_indices.shape[0] = batch - 1", A, TH_D_EXTENT, CI, 0, 1, SH);
+  add_d("apc: block_idx_first_scheduled_token.shape[0] = batch + 1", A, TH_D_EXTENT, FI,
+        0, 3, SH);
+  add_d("apc: block_idx_last_scheduled_token rank 2", A, TH_D_RANK_LEAD, LA, 2, 0, SH);
+  add_d("apc: initial_state_idx.shape[0] = batch - 1", A, TH_D_EXTENT, IN, 0, 1, SH);
   add_d("3-D x with query_start_loc", D, D_EXTRA_QSL, 0, 0, 0, SH);
-  add_d("3-D: weight.shape[1] = dim - 1", D, D_EXTENT, B_W, 1, 15, SH);
-  add_d("3-D: cache_indices.shape[0] = batch + 1", D, D_EXTENT, CI, 0, 4, SH);
-  add_d("3-D: num_accepted_tokens.shape[0] = batch - 1", D, D_EXTENT, NA, 0, 2, SH);
+  add_d("3-D: weight.shape[1] = dim - 1", D, TH_D_EXTENT, B_W, 1, 15, SH);
+  add_d("3-D: cache_indices.shape[0] = batch + 1", D, TH_D_EXTENT, CI, 0, 4, SH);
+  add_d("3-D: num_accepted_tokens.shape[0] = batch - 1", D, TH_D_EXTENT, NA, 0, 2, SH);
 
   /* ---- phase 1: INVALID_ATTRIBUTE */
   add_attr("max_query_len 0", P, A_MQL, 0, 1, AT, NULL);
@@ -1641,14 +1621,14 @@ static void build_rows(void) {
   add_attr("conv_mode -1", P, A_CM, -1, 1, AT, NULL);
   add_attr("activation 2", P, A_ACT, 2, 1, AT, NULL);
   add_attr("activation -1", P, A_ACT, -1, 1, AT, NULL);
-  add_d("apc: block_idx_first_scheduled_token missing", A, D_PASS_NULL, FI, 0, 0, AT);
-  add_d("apc: block_idx_last_scheduled_token missing", A, D_PASS_NULL, LA, 0, 0, AT);
-  add_d("apc: initial_state_idx missing", A, D_PASS_NULL, IN, 0, 0, AT);
+  add_d("apc: block_idx_first_scheduled_token missing", A, TH_D_NULL, FI, 0, 0, AT);
+  add_d("apc: block_idx_last_scheduled_token missing", A, TH_D_NULL, LA, 0, 0, AT);
+  add_d("apc: initial_state_idx missing", A, TH_D_NULL, IN, 0, 0, AT);
   add_d("only block_idx_first_scheduled_token given", P, D_EXTRA_FIRST, 0, 0, 0, AT);
   add_attr("apc: block_size 0", A, A_BS, 0, 1, AT, NULL);
   add_attr("apc: block_size 1", A, A_BS, 1, 1, AT, NULL);
-  add_d("apc: without num_computed_tokens", A, D_PASS_NULL, NC, 0, 0, AT);
-  add_d("apc: without cache_indices", A, D_PASS_NULL, CI, 0, 0, AT | SH | NP);
+  add_d("apc: without num_computed_tokens", A, TH_D_NULL, NC, 0, 0, AT);
+  add_d("apc: without cache_indices", A, TH_D_NULL, CI, 0, 0, AT | SH | NP);
   add_attr("3-D: conv_mode 1 without num_computed_tokens", D, A_CM, 1, 1, AT, NULL);
 
   /* ---- phase 2: INVALID_VALUE, nothing written */
@@ -1728,10 +1708,10 @@ static void build_rows(void) {
   add_attr("block_size 16 without APC", P, A_BS, 16, 0, 0, NULL);
   add_v("num_accepted_tokens[0] = -5", P, IX_NACC, 0, -5, 0, NULL);
   add_v("num_accepted_tokens[0] = C-K+2", P, IX_NACC, 0, 2, 0, NULL);
-  add_d("num_computed_tokens absent", P, D_PASS_NULL, NC, 0, 0, 0)->phase = 0;
-  add_d("num_accepted_tokens absent", P, D_PASS_NULL, NA, 0, 0, 0)->phase = 0;
-  add_d("cache_indices absent", P, D_PASS_NULL, CI, 0, 0, 0)->phase = 0;
-  add_d("bias absent", P, D_PASS_NULL, B_BIAS, 0, 0, 0)->phase = 0;
+  add_d("num_computed_tokens absent", P, TH_D_NULL, NC, 0, 0, 0)->phase = 0;
+  add_d("num_accepted_tokens absent", P, TH_D_NULL, NA, 0, 0, 0)->phase = 0;
+  add_d("cache_indices absent", P, TH_D_NULL, CI, 0, 0, 0)->phase = 0;
+  add_d("bias absent", P, TH_D_NULL, B_BIAS, 0, 0, 0)->phase = 0;
   add_attr("silu", P, A_ACT, LLMK_ACTIVATION_SILU, 0, 0, NULL);
   add_attr("conv_mode 1", P, A_CM, 1, 0, 0, NULL);
   add_attr("residual off", P, A_RES, 0, 0, 0, NULL);
@@ -1749,39 +1729,8 @@ static void build_rows(void) {
   add_attr("apc: conv_mode 1", A, A_CM, 1, 0, 0, NULL);
   add_attr("apc: silu", A, A_ACT, LLMK_ACTIVATION_SILU, 0, 0, NULL);
   add_v("3-D: cache_indices[1] = pad", D, IX_CI, 1, -1, 0, NULL);
-  add_d("3-D: cache_indices absent", D, D_PASS_NULL, CI, 0, 0, 0)->phase = 0;
+  add_d("3-D: cache_indices absent", D, TH_D_NULL, CI, 0, 0, 0)->phase = 0;
   add_attr("3-D: max_query_len 2 = S", D, A_MQL, 2, 0, 0, NULL);
-}
-
-static void set_rank(llmk_tensor *t, int r) {
-  llmk_tensor o = *t;
-  if (r > o.rank) {
-    int add_n = r - o.rank;
-    for (int i = 0; i < add_n; i++) {
-      t->shape[i] = 1;
-      t->strides[i] = o.rank ? o.shape[0] * o.strides[0] : 1;
-    }
-    for (int i = 0; i < o.rank; i++) {
-      t->shape[add_n + i] = o.shape[i];
-      t->strides[add_n + i] = o.strides[i];
-    }
-  } else if (r == 0) {
-    memset(t->shape, 0, sizeof t->shape);
-    memset(t->strides, 0, sizeof t->strides);
-  } else {
-    int drop = o.rank - r; /* merge the first drop+1 dims */
-    int64_t n = 1;
-    for (int i = 0; i <= drop; i++) n *= o.shape[i];
-    memset(t->shape, 0, sizeof t->shape);
-    memset(t->strides, 0, sizeof t->strides);
-    t->shape[0] = n;
-    t->strides[0] = o.strides[drop];
-    for (int i = 1; i < r; i++) {
-      t->shape[i] = o.shape[drop + i];
-      t->strides[i] = o.strides[drop + i];
-    }
-  }
-  t->rank = r;
 }
 
 static void run_row(const err_row *r, int idx) {
@@ -1810,7 +1759,7 @@ static void run_row(const err_row *r, int idx) {
     default:
       break;
   }
-  if (r->defect == D_PASS_NULL && r->phase == 0) { /* a valid call without that tensor */
+  if (r->defect == TH_D_NULL && r->phase == 0) { /* a valid call without that tensor */
     if (r->a1 == B_BIAS)
       c.has_bias = 0;
     else
@@ -1844,30 +1793,14 @@ static void run_row(const err_row *r, int idx) {
   llmk_tensor extra;
   static int32_t extra_vals[8] = {0, 2, 4, 6, 0, 0, 0, 0};
   llmk_tensor *t = r->a1 >= 0 && r->a1 < NB ? &S.t[r->a1] : NULL;
+  if (r->defect < TH_D_OP && !th_defect_apply(t, r->defect, r->a2, r->a3))
+    ca.p[r->a1] = NULL;
   switch (r->defect) {
-    case D_PASS_NULL:
-      ca.p[r->a1] = NULL;
-      break;
     case D_NULL_WS:
       ca.null_ws = 1;
       break;
     case D_NULL_PLAN:
       ca.null_plan = 1;
-      break;
-    case D_DATA_NULL:
-      t->data = NULL;
-      break;
-    case D_DTYPE:
-      t->dtype = (llmk_dtype)r->a2;
-      break;
-    case D_RANK:
-      set_rank(t, (int)r->a2);
-      break;
-    case D_EXTENT:
-      t->shape[r->a2] = r->a3;
-      break;
-    case D_STRIDE:
-      t->strides[r->a2] = r->a3;
       break;
     case D_EXTRA_QSL: {
       int64_t shape[1] = {c.batch + 1};
@@ -1921,8 +1854,9 @@ static void run_row(const err_row *r, int idx) {
 
 static void test_errors(void) {
   build_rows();
-  for (int i = 0; i < n_rows; i++) run_row(&rows[i], i);
-  printf("error table: %d rows\n", n_rows);
+  for (int i = 0; i < rows.n; i++) run_row((const err_row *)(void *)rows.rows + i, i);
+  printf("error table: %d rows\n", rows.n);
+  th_table_free(&rows);
 }
 
 /* --------------------------------------------------------------- lifecycle */

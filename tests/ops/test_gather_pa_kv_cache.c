@@ -558,11 +558,6 @@ static llmk_status run_plan(llmk_plan *plan, size_t ws, llmk_context *ctx) {
   return th_run_plan(llmk_gather_pa_kv_cache, plan, ws, ctx);
 }
 
-/* "gather_pa_kv_cache: ..." naming one of the '|'-separated words. */
-static int msg_ok(const char *alts) {
-  return th_msg_ok("gather_pa_kv_cache", alts, NULL);
-}
-
 static void describe(const gcase *c, char *out, size_t n) {
   snprintf(out, n,
            "%s %s->%s nb=%" PRId64 " bs=%" PRId64 " H=%" PRId64 " Dk=%" PRId64
@@ -587,9 +582,7 @@ typedef struct variants {
 
 /* th_sweep_run's callback: W restored from S, run with the ISA in force and a context,
  * checked against E; the bytes of W go to the sweep's comparison. */
-static int run_variant(void *user, llmk_context *ctx, int ctx_index, const char *lab,
-                       th_out *out) {
-  (void)ctx_index;
+static int run_variant(void *user, llmk_context *ctx, const char *lab, th_out *out) {
   variants *v = user;
   tset_reset(&v->W, &v->S);
   size_t ws = 0;
@@ -1261,10 +1254,10 @@ static void base_case(gcase *c, int v) {
   c->vs[1] = 0.25f;
 }
 
+/* The shared descriptor defects are the harness's (TH_D_*); these are the op's own. */
 enum defect {
-  D_NONE,
   /* before the descriptors are made */
-  D_KONLY,
+  D_KONLY = TH_D_OP,
   D_KONLY_VS,
   D_SCALE,
   D_SEQ,
@@ -1282,23 +1275,17 @@ enum defect {
   D_SEQ_KEEP_T,
   D_SEQ_WRAP,
   /* on the built descriptors */
-  D_NULL,
   D_NULL2,
   D_NULL_WS,
   D_NULL_PLAN,
-  D_NULL_DATA,
-  D_DTYPE,
   D_DTYPE2,
   D_DTYPE_OUTS,
-  D_RANK,
-  D_DIM,
-  D_STRIDE,
   D_LASTDIM,
   D_B0_NULL_DATA
 };
 
 typedef struct err_row {
-  char name[112];
+  const char *name;
   int base, defect, tensor;
   int64_t a1, a2;
   llmk_status expect;
@@ -1306,23 +1293,12 @@ typedef struct err_row {
   const char *msg;
 } err_row;
 
-#define MAX_ROWS 200
-static err_row rows[MAX_ROWS];
-static int n_rows;
+static th_table rows;
 
 static void add(const char *name, int base, int defect, int tensor, int64_t a1,
                 int64_t a2, llmk_status expect, int phase, const char *msg) {
-  if (n_rows == MAX_ROWS) th_die("too many error rows");
-  err_row *r = &rows[n_rows++];
-  snprintf(r->name, sizeof r->name, "%s", name);
-  r->base = base;
-  r->defect = defect;
-  r->tensor = tensor;
-  r->a1 = a1;
-  r->a2 = a2;
-  r->expect = expect;
-  r->phase = phase;
-  r->msg = msg;
+  TH_TABLE_ADD(&rows, err_row, th_table_str(&rows, name), base, defect, tensor, a1, a2,
+               expect, phase, msg);
 }
 
 static float special_scale(int64_t code) {
@@ -1427,18 +1403,13 @@ static void apply_mid(gcase *c, const err_row *r) {
 
 static void apply_post(tset *s, const err_row *r) {
   llmk_tensor *t = r->tensor >= 0 ? &s->t[r->tensor] : NULL;
+  if (r->defect < TH_D_OP) {
+    if (!th_defect_apply(t, r->defect, r->a1, r->a2)) s->pass[r->tensor] = 0;
+    return;
+  }
   switch (r->defect) {
-    case D_NULL:
-      s->pass[r->tensor] = 0;
-      break;
     case D_NULL2:
       s->pass[r->a1] = s->pass[r->a2] = 0;
-      break;
-    case D_NULL_DATA:
-      t->data = NULL;
-      break;
-    case D_DTYPE:
-      t->dtype = (llmk_dtype)r->a1;
       break;
     case D_DTYPE2:
       t->dtype = (llmk_dtype)r->a1;
@@ -1446,32 +1417,6 @@ static void apply_post(tset *s, const err_row *r) {
       break;
     case D_DTYPE_OUTS:
       s->t[X_KO].dtype = s->t[X_VO].dtype = (llmk_dtype)r->a1;
-      break;
-    case D_RANK:
-      if (r->a1 > t->rank) { /* trailing extent-1 dimensions */
-        for (int k = t->rank; k < r->a1; k++) {
-          t->shape[k] = 1;
-          t->strides[k] = 1;
-        }
-      } else if (r->a1 == 0) {
-        memset(t->shape, 0, sizeof t->shape);
-        memset(t->strides, 0, sizeof t->strides);
-      } else { /* merge the last two dimensions */
-        while (t->rank > r->a1) {
-          int k = t->rank - 1;
-          t->shape[k - 1] *= t->shape[k];
-          t->strides[k - 1] = t->strides[k];
-          t->shape[k] = t->strides[k] = 0;
-          t->rank--;
-        }
-      }
-      t->rank = (int32_t)r->a1;
-      break;
-    case D_DIM:
-      t->shape[r->a1] += r->a2;
-      break;
-    case D_STRIDE:
-      t->strides[r->a1] = r->a2;
       break;
     case D_LASTDIM: { /* last dim halved, the one before doubled: same D, wrong x / ld */
       int k = t->rank - 1;
@@ -1501,60 +1446,60 @@ static void build_rows(void) {
   char nm[112];
   for (int b = 0; b < 6; b++) {
     snprintf(nm, sizeof nm, "valid base (%s)", bname[b]);
-    add(nm, b, D_NONE, -1, 0, 0, OK, 0, NULL);
+    add(nm, b, TH_D_NONE, -1, 0, 0, OK, 0, NULL);
     snprintf(nm, sizeof nm, "valid K only (%s)", bname[b]);
     add(nm, b, D_KONLY, -1, 0, 0, OK, 0, NULL);
   }
   /* NULL pointers */
   add("workspace_size NULL", 0, D_NULL_WS, -1, 0, 0, NP, 1, "workspace_size");
   add("plan NULL", 0, D_NULL_PLAN, -1, 0, 0, NP, 1, "plan");
-  add("key_cache NULL", 0, D_NULL, X_KC, 0, 0, NP, 1, "key_cache");
-  add("key_out NULL", 0, D_NULL, X_KO, 0, 0, NP, 1, "key_out");
-  add("block_tables NULL", 0, D_NULL, X_BT, 0, 0, NP, 1, "block_tables");
-  add("seq_lens NULL", 0, D_NULL, X_SL, 0, 0, NP, 1, "seq_lens");
-  add("value_cache without value_out", 0, D_NULL, X_VO, 0, 0, NP, 1, "value_out");
-  add("value_out without value_cache", 0, D_NULL, X_VC, 0, 0, AT, 1,
+  add("key_cache NULL", 0, TH_D_NULL, X_KC, 0, 0, NP, 1, "key_cache");
+  add("key_out NULL", 0, TH_D_NULL, X_KO, 0, 0, NP, 1, "key_out");
+  add("block_tables NULL", 0, TH_D_NULL, X_BT, 0, 0, NP, 1, "block_tables");
+  add("seq_lens NULL", 0, TH_D_NULL, X_SL, 0, 0, NP, 1, "seq_lens");
+  add("value_cache without value_out", 0, TH_D_NULL, X_VO, 0, 0, NP, 1, "value_out");
+  add("value_out without value_cache", 0, TH_D_NULL, X_VC, 0, 0, AT, 1,
       "value_cache|value_out");
   add("value_cache NULL with v_scale (fp8)", 1, D_NULL2, -1, X_VC, X_VO, AT, 1,
       "v_scale");
   add("fp8 K only with v_scale", 1, D_KONLY_VS, -1, 0, 0, AT, 1, "v_scale");
-  add("k_scale missing (fp8 -> f32)", 1, D_NULL, X_KS, 0, 0, NP, 1, "k_scale");
-  add("v_scale missing (fp8 -> f32)", 1, D_NULL, X_VS, 0, 0, NP, 1, "v_scale");
-  add("k_scale missing (fp8 -> bf16 [H])", 2, D_NULL, X_KS, 0, 0, NP, 1, "k_scale");
+  add("k_scale missing (fp8 -> f32)", 1, TH_D_NULL, X_KS, 0, 0, NP, 1, "k_scale");
+  add("v_scale missing (fp8 -> f32)", 1, TH_D_NULL, X_VS, 0, 0, NP, 1, "v_scale");
+  add("k_scale missing (fp8 -> bf16 [H])", 2, TH_D_NULL, X_KS, 0, 0, NP, 1, "k_scale");
   for (int k = 0; k < X_COUNT; k++) {
     if (k == X_VS) continue;
     snprintf(nm, sizeof nm, "%s data NULL", tname[k]);
-    add(nm, k == X_KS ? 1 : 0, D_NULL_DATA, k, 0, 0, NP, 1, tname[k]);
+    add(nm, k == X_KS ? 1 : 0, TH_D_DATA_NULL, k, 0, 0, NP, 1, tname[k]);
   }
-  add("v_scale data NULL", 2, D_NULL_DATA, X_VS, 0, 0, NP, 1, "v_scale");
+  add("v_scale data NULL", 2, TH_D_DATA_NULL, X_VS, 0, 0, NP, 1, "v_scale");
   add("B = 0 with NULL data in the empty tensors", 0, D_B0_NULL_DATA, -1, 0, 0, OK, 0,
       NULL);
   /* dtypes */
   const char *kd = "key_out|key_cache", *vd = "value_out|value_cache";
-  add("key_out bf16, key_cache f16", 0, D_DTYPE, X_KO, LLMK_BF16, 0, DT, 1, kd);
-  add("key_out f32, key_cache f16", 0, D_DTYPE, X_KO, LLMK_F32, 0, DT, 1, kd);
-  add("key_out fp8_e4m3fn, key_cache f16 (no quantizing read)", 0, D_DTYPE, X_KO,
+  add("key_out bf16, key_cache f16", 0, TH_D_DTYPE, X_KO, LLMK_BF16, 0, DT, 1, kd);
+  add("key_out f32, key_cache f16", 0, TH_D_DTYPE, X_KO, LLMK_F32, 0, DT, 1, kd);
+  add("key_out fp8_e4m3fn, key_cache f16 (no quantizing read)", 0, TH_D_DTYPE, X_KO,
       LLMK_FP8_E4M3FN, 0, DT, 1, kd);
-  add("key_cache bf16, key_out f16", 0, D_DTYPE, X_KC, LLMK_BF16, 0, DT, 1, kd);
-  add("value_out f32, value_cache f16", 0, D_DTYPE, X_VO, LLMK_F32, 0, DT, 1, vd);
-  add("value_out u8, value_cache f16", 0, D_DTYPE, X_VO, LLMK_U8, 0, DT, 1, vd);
-  add("value_cache i8, value_out f16", 0, D_DTYPE, X_VC, LLMK_I8, 0, DT, 1, vd);
+  add("key_cache bf16, key_out f16", 0, TH_D_DTYPE, X_KC, LLMK_BF16, 0, DT, 1, kd);
+  add("value_out f32, value_cache f16", 0, TH_D_DTYPE, X_VO, LLMK_F32, 0, DT, 1, vd);
+  add("value_out u8, value_cache f16", 0, TH_D_DTYPE, X_VO, LLMK_U8, 0, DT, 1, vd);
+  add("value_cache i8, value_out f16", 0, TH_D_DTYPE, X_VC, LLMK_I8, 0, DT, 1, vd);
   add("key_cache and key_out i64 (8-byte elements)", 0, D_DTYPE2, X_KC, LLMK_I64, 0, DT,
       1, kd);
   add("key_cache and key_out dtype invalid (0)", 0, D_DTYPE2, X_KC, LLMK_DTYPE_INVALID, 0,
       DT, 1, kd);
   add("key_cache and key_out dtype 99", 0, D_DTYPE2, X_KC, 99, 0, DT, 1, kd);
-  add("e4m3fn cache, key_out i8", 1, D_DTYPE, X_KO, LLMK_I8, 0, DT, 1, kd);
-  add("e4m3fn cache, key_out i32", 1, D_DTYPE, X_KO, LLMK_I32, 0, DT, 1, kd);
-  add("e4m3fn cache, key_out fp8_e5m2", 1, D_DTYPE, X_KO, LLMK_FP8_E5M2, 0, DT, 1, kd);
-  add("e5m2 cache, value_out fp8_e4m3fn", 2, D_DTYPE, X_VO, LLMK_FP8_E4M3FN, 0, DT, 1,
+  add("e4m3fn cache, key_out i8", 1, TH_D_DTYPE, X_KO, LLMK_I8, 0, DT, 1, kd);
+  add("e4m3fn cache, key_out i32", 1, TH_D_DTYPE, X_KO, LLMK_I32, 0, DT, 1, kd);
+  add("e4m3fn cache, key_out fp8_e5m2", 1, TH_D_DTYPE, X_KO, LLMK_FP8_E5M2, 0, DT, 1, kd);
+  add("e5m2 cache, value_out fp8_e4m3fn", 2, TH_D_DTYPE, X_VO, LLMK_FP8_E4M3FN, 0, DT, 1,
       vd);
-  add("block_tables f32", 0, D_DTYPE, X_BT, LLMK_F32, 0, DT, 1, "block_tables");
-  add("block_tables i8", 0, D_DTYPE, X_BT, LLMK_I8, 0, DT, 1, "block_tables");
-  add("seq_lens u8", 0, D_DTYPE, X_SL, LLMK_U8, 0, DT, 1, "seq_lens");
-  add("seq_lens f32", 0, D_DTYPE, X_SL, LLMK_F32, 0, DT, 1, "seq_lens");
-  add("k_scale f16", 1, D_DTYPE, X_KS, LLMK_F16, 0, DT, 1, "k_scale");
-  add("v_scale i32", 2, D_DTYPE, X_VS, LLMK_I32, 0, DT, 1, "v_scale");
+  add("block_tables f32", 0, TH_D_DTYPE, X_BT, LLMK_F32, 0, DT, 1, "block_tables");
+  add("block_tables i8", 0, TH_D_DTYPE, X_BT, LLMK_I8, 0, DT, 1, "block_tables");
+  add("seq_lens u8", 0, TH_D_DTYPE, X_SL, LLMK_U8, 0, DT, 1, "seq_lens");
+  add("seq_lens f32", 0, TH_D_DTYPE, X_SL, LLMK_F32, 0, DT, 1, "seq_lens");
+  add("k_scale f16", 1, TH_D_DTYPE, X_KS, LLMK_F16, 0, DT, 1, "k_scale");
+  add("v_scale i32", 2, TH_D_DTYPE, X_VS, LLMK_I32, 0, DT, 1, "v_scale");
   /* attributes: layout, scales where no conversion happens */
   add("layout = 3", 0, D_LAYOUT, -1, 3, 0, AT, 1, "layout");
   add("layout = -1", 0, D_LAYOUT, -1, -1, 0, AT, 1, "layout");
@@ -1562,68 +1507,69 @@ static void build_rows(void) {
   add("v_scale [H] given to an f16 copy", 0, D_SCALE, X_VS, 3, 0, AT, 1, "v_scale");
   add("k_scale, v_scale given to an fp8 -> fp8 copy", 1, D_DTYPE_OUTS, -1,
       LLMK_FP8_E4M3FN, 0, AT, 1, "k_scale|v_scale");
-  add("key_out f32, value_out bf16 (fp8 cache)", 1, D_DTYPE, X_VO, LLMK_BF16, 0, DT, 1,
+  add("key_out f32, value_out bf16 (fp8 cache)", 1, TH_D_DTYPE, X_VO, LLMK_BF16, 0, DT, 1,
       "value_out|key_out");
   /* ranks and shapes */
-  add("key_cache rank 3", 0, D_RANK, X_KC, 3, 0, SH, 1, "key_cache");
-  add("key_cache rank 5 (blocks)", 0, D_RANK, X_KC, 5, 0, SH, 1, "key_cache");
-  add("value_cache rank 3", 0, D_RANK, X_VC, 3, 0, SH, 1, "value_cache");
-  add("key_out rank 2", 0, D_RANK, X_KO, 2, 0, SH, 1, "key_out");
-  add("key_out rank 4", 0, D_RANK, X_KO, 4, 0, SH, 1, "key_out");
-  add("value_out rank 2", 0, D_RANK, X_VO, 2, 0, SH, 1, "value_out");
-  add("block_tables rank 1", 0, D_RANK, X_BT, 1, 0, SH, 1, "block_tables");
-  add("block_tables rank 3", 0, D_RANK, X_BT, 3, 0, SH, 1, "block_tables");
-  add("seq_lens rank 0", 0, D_RANK, X_SL, 0, 0, SH, 1, "seq_lens");
-  add("seq_lens rank 2", 0, D_RANK, X_SL, 2, 0, SH, 1, "seq_lens");
-  add("x-split key_cache rank 4", 3, D_RANK, X_KC, 4, 0, SH, 1, "key_cache");
-  add("x-split value_cache rank 5", 3, D_RANK, X_VC, 5, 0, SH, 1, "value_cache");
-  add("NZ key_cache rank 5", 4, D_RANK, X_KC, 5, 0, SH, 1, "key_cache");
-  add("NZ value_cache rank 3", 4, D_RANK, X_VC, 3, 0, SH, 1, "value_cache");
+  add("key_cache rank 3", 0, TH_D_RANK, X_KC, 3, 0, SH, 1, "key_cache");
+  add("key_cache rank 5 (blocks)", 0, TH_D_RANK, X_KC, 5, 0, SH, 1, "key_cache");
+  add("value_cache rank 3", 0, TH_D_RANK, X_VC, 3, 0, SH, 1, "value_cache");
+  add("key_out rank 2", 0, TH_D_RANK, X_KO, 2, 0, SH, 1, "key_out");
+  add("key_out rank 4", 0, TH_D_RANK, X_KO, 4, 0, SH, 1, "key_out");
+  add("value_out rank 2", 0, TH_D_RANK, X_VO, 2, 0, SH, 1, "value_out");
+  add("block_tables rank 1", 0, TH_D_RANK, X_BT, 1, 0, SH, 1, "block_tables");
+  add("block_tables rank 3", 0, TH_D_RANK, X_BT, 3, 0, SH, 1, "block_tables");
+  add("seq_lens rank 0", 0, TH_D_RANK, X_SL, 0, 0, SH, 1, "seq_lens");
+  add("seq_lens rank 2", 0, TH_D_RANK, X_SL, 2, 0, SH, 1, "seq_lens");
+  add("x-split key_cache rank 4", 3, TH_D_RANK, X_KC, 4, 0, SH, 1, "key_cache");
+  add("x-split value_cache rank 5", 3, TH_D_RANK, X_VC, 5, 0, SH, 1, "value_cache");
+  add("NZ key_cache rank 5", 4, TH_D_RANK, X_KC, 5, 0, SH, 1, "key_cache");
+  add("NZ value_cache rank 3", 4, TH_D_RANK, X_VC, 3, 0, SH, 1, "value_cache");
   add("x-split cache with layout blocks", 3, D_LAYOUT, -1, LLMK_KV_BLOCKS, 0, SH, 1,
       "key_cache|value_cache");
   add("blocks cache with layout NZ", 0, D_LAYOUT, -1, LLMK_KV_NZ, 0, SH, 1,
       "key_cache|value_cache|key_out");
-  add("key_out H = cache H + 1", 0, D_DIM, X_KO, 1, 1, SH, 1, kd);
-  add("key_out Dk + 1", 0, D_DIM, X_KO, 2, 1, SH, 1, kd);
-  add("key_cache H + 1", 0, D_DIM, X_KC, 2, 1, SH, 1, kd);
-  add("key_cache D - 1", 0, D_DIM, X_KC, 3, -1, SH, 1, kd);
-  add("value_out H + 1", 0, D_DIM, X_VO, 1, 1, SH, 1, vd);
-  add("value_out Dv - 1", 0, D_DIM, X_VO, 2, -1, SH, 1, vd);
-  add("value_cache H + 1", 0, D_DIM, X_VC, 2, 1, SH, 1, vd);
-  add("value_out rows = key_out rows + 1", 0, D_DIM, X_VO, 0, 1, SH, 1,
+  add("key_out H = cache H + 1", 0, TH_D_EXTENT_ADD, X_KO, 1, 1, SH, 1, kd);
+  add("key_out Dk + 1", 0, TH_D_EXTENT_ADD, X_KO, 2, 1, SH, 1, kd);
+  add("key_cache H + 1", 0, TH_D_EXTENT_ADD, X_KC, 2, 1, SH, 1, kd);
+  add("key_cache D - 1", 0, TH_D_EXTENT_ADD, X_KC, 3, -1, SH, 1, kd);
+  add("value_out H + 1", 0, TH_D_EXTENT_ADD, X_VO, 1, 1, SH, 1, vd);
+  add("value_out Dv - 1", 0, TH_D_EXTENT_ADD, X_VO, 2, -1, SH, 1, vd);
+  add("value_cache H + 1", 0, TH_D_EXTENT_ADD, X_VC, 2, 1, SH, 1, vd);
+  add("value_out rows = key_out rows + 1", 0, TH_D_EXTENT_ADD, X_VO, 0, 1, SH, 1,
       "value_out|key_out");
-  add("value_cache num_blocks + 1", 0, D_DIM, X_VC, 0, 1, SH, 1,
+  add("value_cache num_blocks + 1", 0, TH_D_EXTENT_ADD, X_VC, 0, 1, SH, 1,
       "value_cache|num_blocks|key_cache");
-  add("value_cache block_size + 1", 0, D_DIM, X_VC, 1, 1, SH, 1,
+  add("value_cache block_size + 1", 0, TH_D_EXTENT_ADD, X_VC, 1, 1, SH, 1,
       "value_cache|block_size|key_cache");
-  add("block_tables rows = B + 1", 0, D_DIM, X_BT, 0, 1, SH, 1, "block_tables|seq_lens");
-  add("seq_lens B - 1", 0, D_DIM, X_SL, 0, -1, SH, 1, "block_tables|seq_lens");
-  add("x-split key_cache H + 1", 3, D_DIM, X_KC, 1, 1, SH, 1, kd);
-  add("x-split key_cache D/x + 1", 3, D_DIM, X_KC, 2, 1, SH, 1, kd);
+  add("block_tables rows = B + 1", 0, TH_D_EXTENT_ADD, X_BT, 0, 1, SH, 1,
+      "block_tables|seq_lens");
+  add("seq_lens B - 1", 0, TH_D_EXTENT_ADD, X_SL, 0, -1, SH, 1, "block_tables|seq_lens");
+  add("x-split key_cache H + 1", 3, TH_D_EXTENT_ADD, X_KC, 1, 1, SH, 1, kd);
+  add("x-split key_cache D/x + 1", 3, TH_D_EXTENT_ADD, X_KC, 2, 1, SH, 1, kd);
   add("x-split key_cache last dim x/2 (same D)", 3, D_LASTDIM, X_KC, 2, 0, SH, 1,
       "key_cache");
   add("x-split key Dk = 12, not a multiple of x = 8", 3, D_HD, -1, 2, 12, SH, 1, kd);
-  add("x-split value_cache Dv + 1", 3, D_DIM, X_VC, 2, 1, SH, 1, vd);
-  add("x-split value_cache block_size + 1", 3, D_DIM, X_VC, 3, 1, SH, 1,
+  add("x-split value_cache Dv + 1", 3, TH_D_EXTENT_ADD, X_VC, 2, 1, SH, 1, vd);
+  add("x-split value_cache block_size + 1", 3, TH_D_EXTENT_ADD, X_VC, 3, 1, SH, 1,
       "value_cache|block_size|key_cache");
-  add("NZ key_cache H*D/ld + 1", 4, D_DIM, X_KC, 1, 1, SH, 1, kd);
+  add("NZ key_cache H*D/ld + 1", 4, TH_D_EXTENT_ADD, X_KC, 1, 1, SH, 1, kd);
   add("NZ key_cache last dim ld/2 (same H*D)", 4, D_LASTDIM, X_KC, 1, 0, SH, 1,
       "key_cache");
   add("NZ H*Dk = 24, not a multiple of ld = 16", 4, D_HD, -1, 1, 24, SH, 1, kd);
-  add("NZ value_cache H*D/ld - 1", 4, D_DIM, X_VC, 1, -1, SH, 1, vd);
-  add("k_scale [3] with H = 2", 2, D_DIM, X_KS, 0, 1, SH, 1, "k_scale");
+  add("NZ value_cache H*D/ld - 1", 4, TH_D_EXTENT_ADD, X_VC, 1, -1, SH, 1, vd);
+  add("k_scale [3] with H = 2", 2, TH_D_EXTENT_ADD, X_KS, 0, 1, SH, 1, "k_scale");
   add("valid: v_scale [1] next to a k_scale [H]", 2, D_SCALE, X_VS, 2, 0, OK, 0, NULL);
-  add("k_scale [H, 1]", 2, D_RANK, X_KS, 2, 0, SH, 1, "k_scale");
-  add("v_scale [1, 1]", 1, D_RANK, X_VS, 2, 0, SH, 1, "v_scale");
-  add("key_cache stride -1", 0, D_STRIDE, X_KC, 1, -1, SH, 1, "key_cache");
-  add("value_cache stride -8", 0, D_STRIDE, X_VC, 0, -8, SH, 1, "value_cache");
-  add("key_out stride -3", 0, D_STRIDE, X_KO, 0, -3, SH, 1, "key_out");
-  add("block_tables stride -1", 0, D_STRIDE, X_BT, 1, -1, SH, 1, "block_tables");
-  add("seq_lens stride -1", 0, D_STRIDE, X_SL, 0, -1, SH, 1, "seq_lens");
-  add("key_cache span overflows", 0, D_STRIDE, X_KC, 0, INT64_MAX / 2, SH, 1,
+  add("k_scale [H, 1]", 2, TH_D_RANK, X_KS, 2, 0, SH, 1, "k_scale");
+  add("v_scale [1, 1]", 1, TH_D_RANK, X_VS, 2, 0, SH, 1, "v_scale");
+  add("key_cache stride -1", 0, TH_D_STRIDE, X_KC, 1, -1, SH, 1, "key_cache");
+  add("value_cache stride -8", 0, TH_D_STRIDE, X_VC, 0, -8, SH, 1, "value_cache");
+  add("key_out stride -3", 0, TH_D_STRIDE, X_KO, 0, -3, SH, 1, "key_out");
+  add("block_tables stride -1", 0, TH_D_STRIDE, X_BT, 1, -1, SH, 1, "block_tables");
+  add("seq_lens stride -1", 0, TH_D_STRIDE, X_SL, 0, -1, SH, 1, "seq_lens");
+  add("key_cache span overflows", 0, TH_D_STRIDE, X_KC, 0, INT64_MAX / 2, SH, 1,
       "key_cache");
-  add("key_out span overflows", 0, D_STRIDE, X_KO, 0, INT64_MAX / 4, SH, 1, "key_out");
-  add("value_out span overflows", 0, D_STRIDE, X_VO, 0, INT64_MAX / 2, SH, 1,
+  add("key_out span overflows", 0, TH_D_STRIDE, X_KO, 0, INT64_MAX / 4, SH, 1, "key_out");
+  add("value_out span overflows", 0, TH_D_STRIDE, X_VO, 0, INT64_MAX / 2, SH, 1,
       "value_out");
 
   /* phase 2: values */
@@ -1706,32 +1652,12 @@ static void run_row(const void *row) {
   llmk_status st = call_p1(&s, layout, r->defect == D_NULL_WS ? NULL : &ws,
                            r->defect == D_NULL_PLAN ? NULL : &plan);
   if (r->phase == 1) {
-    TU_CHECK(st == r->expect, "%s: phase 1 status %d, expected %d ('%s')", r->name,
-             (int)st, (int)r->expect, llmk_last_error());
-    if (st == LLMK_SUCCESS) {
-      llmk_plan_destroy(plan); /* never run a plan made from a bad descriptor */
-    } else {
-      if (r->defect != D_NULL_PLAN)
-        TU_CHECK(plan == NULL, "%s: *plan not set to NULL", r->name);
-      if (r->defect != D_NULL_WS)
-        TU_CHECK(ws == 0, "%s: *workspace_size = %zu, not 0", r->name, ws);
-      TU_CHECK(msg_ok(r->msg),
-               "%s: message '%s' should start with 'gather_pa_kv_cache:' and name %s",
-               r->name, llmk_last_error(), r->msg ? r->msg : "the op");
-    }
+    th_check_refused(r->name, st, r->expect, r->defect == D_NULL_PLAN ? NULL : &plan,
+                     r->defect == D_NULL_WS ? NULL : &ws, "gather_pa_kv_cache", r->msg);
+    if (st == LLMK_SUCCESS) llmk_plan_destroy(plan); /* never run a bad descriptor's */
   } else {
-    TU_CHECK(st == LLMK_SUCCESS && plan, "%s: phase 1 status %d ('%s')", r->name, (int)st,
-             llmk_last_error());
-    if (st == LLMK_SUCCESS && plan) {
-      th_reset_error();
-      st = run_plan(plan, ws, NULL);
-      TU_CHECK(st == r->expect, "%s: phase 2 status %d, expected %d ('%s')", r->name,
-               (int)st, (int)r->expect, st ? llmk_last_error() : "");
-      if (r->expect != LLMK_SUCCESS && st != LLMK_SUCCESS)
-        TU_CHECK(msg_ok(r->msg),
-                 "%s: message '%s' should start with 'gather_pa_kv_cache:' and name %s",
-                 r->name, llmk_last_error(), r->msg);
-    }
+    st = th_check_run(r->name, st, plan, ws, llmk_gather_pa_kv_cache, r->expect,
+                      "gather_pa_kv_cache", r->msg);
   }
   /* rejected: every byte as before; accepted: the reference's outputs */
   if (st == r->expect)
@@ -1748,7 +1674,7 @@ static void run_row(const void *row) {
 
 static void test_errors(void) {
   build_rows();
-  th_run_rows("error table", rows, n_rows, sizeof rows[0], run_row);
+  th_table_run(&rows, "error table", run_row);
 }
 
 /* ------------------------------------------------------ plans, workspace */

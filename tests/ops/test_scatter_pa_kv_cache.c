@@ -735,9 +735,7 @@ typedef struct variants {
 } variants;
 
 /* th_sweep_run's callback: run_once; W's buffers go to the sweep's comparison. */
-static int run_variant(void *user, llmk_context *ctx, int ctx_index, const char *lab,
-                       th_out *out) {
-  (void)ctx_index;
+static int run_variant(void *user, llmk_context *ctx, const char *lab, th_out *out) {
   variants *v = user;
   if (!run_once(v->layout, v->P, v->E, &v->W, v->expect, ctx, lab)) return 0;
   for (int j = 0; j < v->W.nbuf; j++) th_out_add_buf(out, &v->W.buf[j]);
@@ -1216,19 +1214,13 @@ enum pre_defect {
   P_VSCALE_VAL,
   P_KONLY_VSCL
 };
+/* The shared descriptor defects are the harness's (TH_D_*); these are the op's own. */
 enum post_defect {
-  D_NONE,
-  D_NULL,
-  D_NULL_WS,
+  D_NULL_WS = TH_D_OP,
   D_NULL_PLAN,
-  D_NULL_DATA,
   D_T0_NULL,
-  D_DTYPE,
+  D_DTYPE, /* every tensor of the mask xs */
   D_LAYOUT,
-  D_RANK,
-  D_SHAPE,
-  D_SET_SHAPE,
-  D_STRIDE,
   D_X_CHANGE,
   D_CACHE_NULL
 };
@@ -1248,13 +1240,10 @@ typedef struct err_row {
   const char *must; /* ... and all of these */
 } err_row;
 
-#define MAX_ROWS 256
-static err_row rows[MAX_ROWS];
-static int n_rows;
+static th_table rows;
 
-static void add(err_row r) {
-  if (n_rows == MAX_ROWS) th_die("too many error rows");
-  rows[n_rows++] = r;
+static err_row *last_row(void) {
+  return (err_row *)(void *)rows.rows + rows.n - 1;
 }
 
 static void apply_pre(sc_case *c, const err_row *r) {
@@ -1342,13 +1331,11 @@ static void apply_pre(sc_case *c, const err_row *r) {
 
 static void apply_post(tset *s, const err_row *r) {
   llmk_tensor *t = &s->t[r->x];
+  if (r->post < TH_D_OP) {
+    if (!th_defect_apply(t, r->post, r->a1, r->a2)) s->pass[r->x] = 0;
+    return;
+  }
   switch (r->post) {
-    case D_NULL:
-      s->pass[r->x] = 0;
-      break;
-    case D_NULL_DATA:
-      t->data = NULL;
-      break;
     case D_T0_NULL:
       s->t[X_KEY].data = s->t[X_VAL].data = s->t[X_SLOT].data = NULL;
       break;
@@ -1358,28 +1345,6 @@ static void apply_post(tset *s, const err_row *r) {
     case D_DTYPE:
       for (int k = 0; k < X_COUNT; k++)
         if (r->xs & M(k)) s->t[k].dtype = (llmk_dtype)r->a1;
-      break;
-    case D_RANK: {
-      int nr = (int)r->a1;
-      for (int k = t->rank; k < nr; k++) {
-        t->shape[k] = 1;
-        t->strides[k] = 1;
-      }
-      for (int k = nr; k < t->rank; k++) {
-        t->shape[k] = 0;
-        t->strides[k] = 0;
-      }
-      t->rank = nr;
-      break;
-    }
-    case D_SHAPE:
-      t->shape[r->a1] += r->a2;
-      break;
-    case D_SET_SHAPE:
-      t->shape[r->a1] = r->a2;
-      break;
-    case D_STRIDE:
-      t->strides[r->a1] = r->a2;
       break;
     case D_X_CHANGE: /* the x (ld) extent halved, the one above doubled, still dense */
       if (t->rank == 5) {
@@ -1404,8 +1369,7 @@ static void build_rows(void) {
                     SH = LLMK_ERROR_INVALID_SHAPE, AT = LLMK_ERROR_INVALID_ATTRIBUTE,
                     VA = LLMK_ERROR_INVALID_VALUE;
   const llmk_dtype E4 = LLMK_FP8_E4M3FN, E5 = LLMK_FP8_E5M2;
-  err_row r;
-#define ROW(...) (r = (err_row){__VA_ARGS__}, add(r))
+#define ROW(...) TH_TABLE_ADD(&rows, err_row, __VA_ARGS__)
 
   /* positive controls */
   ROW(.name = "valid base: bf16 copy, blocks", .base = BASE_COPY);
@@ -1454,33 +1418,33 @@ static void build_rows(void) {
       .f = FLT_MAX);
 
   /* phase 1: pointers */
-  ROW(.name = "key NULL", .post = D_NULL, .x = X_KEY, .expect = NP, .phase = 1,
+  ROW(.name = "key NULL", .post = TH_D_NULL, .x = X_KEY, .expect = NP, .phase = 1,
       .msg = "key");
-  ROW(.name = "key_cache NULL", .post = D_NULL, .x = X_KC, .expect = NP, .phase = 1,
+  ROW(.name = "key_cache NULL", .post = TH_D_NULL, .x = X_KC, .expect = NP, .phase = 1,
       .msg = "key_cache");
-  ROW(.name = "slot_mapping NULL", .post = D_NULL, .x = X_SLOT, .expect = NP, .phase = 1,
-      .msg = "slot_mapping");
-  ROW(.name = "value without value_cache", .post = D_NULL, .x = X_VC, .expect = NP,
+  ROW(.name = "slot_mapping NULL", .post = TH_D_NULL, .x = X_SLOT, .expect = NP,
+      .phase = 1, .msg = "slot_mapping");
+  ROW(.name = "value without value_cache", .post = TH_D_NULL, .x = X_VC, .expect = NP,
       .phase = 1, .msg = "value_cache");
-  ROW(.name = "value_cache without value", .post = D_NULL, .x = X_VAL, .expect = AT,
+  ROW(.name = "value_cache without value", .post = TH_D_NULL, .x = X_VAL, .expect = AT,
       .phase = 1, .msg = "value");
   ROW(.name = "workspace_size NULL", .post = D_NULL_WS, .expect = NP, .phase = 1,
       .msg = "workspace_size");
   ROW(.name = "plan NULL", .post = D_NULL_PLAN, .expect = NP, .phase = 1, .msg = "plan");
-  ROW(.name = "fp8: k_scale missing", .base = BASE_FP8, .post = D_NULL, .x = X_KS,
+  ROW(.name = "fp8: k_scale missing", .base = BASE_FP8, .post = TH_D_NULL, .x = X_KS,
       .expect = NP, .phase = 1, .msg = "k_scale");
-  ROW(.name = "fp8: v_scale missing", .base = BASE_FP8, .post = D_NULL, .x = X_VS,
+  ROW(.name = "fp8: v_scale missing", .base = BASE_FP8, .post = TH_D_NULL, .x = X_VS,
       .expect = NP, .phase = 1, .msg = "v_scale");
-  ROW(.name = "fp8 per head: k_scale missing", .base = BASE_FP8_HEAD, .post = D_NULL,
+  ROW(.name = "fp8 per head: k_scale missing", .base = BASE_FP8_HEAD, .post = TH_D_NULL,
       .x = X_KS, .expect = NP, .phase = 1, .msg = "k_scale");
   ROW(.name = "mixed caches: v_scale missing for the e5m2 value cache", .base = BASE_FP8,
-      .pre = P_VCDT, .p1 = E5, .post = D_NULL, .x = X_VS,
+      .pre = P_VCDT, .p1 = E5, .post = TH_D_NULL, .x = X_VS,
       .expect = KV_MIXED_CACHE_DTYPES ? NP : DT, .phase = 1,
       .msg = KV_MIXED_CACHE_DTYPES ? "v_scale" : MIX_MSG);
   for (int k = 0; k < X_COUNT; k++) {
-    ROW(.base = BASE_FP8, .post = D_NULL_DATA, .x = k, .expect = NP, .phase = 1,
+    ROW(.base = BASE_FP8, .post = TH_D_DATA_NULL, .x = k, .expect = NP, .phase = 1,
         .msg = xname[k]);
-    snprintf(rows[n_rows - 1].name, sizeof r.name, "%s data NULL", xname[k]);
+    snprintf(last_row()->name, sizeof last_row()->name, "%s data NULL", xname[k]);
   }
 
   /* dtypes */
@@ -1557,44 +1521,44 @@ static void build_rows(void) {
     static const char *const bname[] = {
         "", "fp8: ", "fp8 per head: ", "x-split: ", "NZ: ", ""};
     for (size_t i = 0; i < sizeof rk / sizeof rk[0]; i++) {
-      ROW(.base = rk[i].base, .post = D_RANK, .x = rk[i].x, .a1 = rk[i].rank,
+      ROW(.base = rk[i].base, .post = TH_D_RANK, .x = rk[i].x, .a1 = rk[i].rank,
           .expect = SH, .phase = 1, .msg = xname[rk[i].x]);
-      snprintf(rows[n_rows - 1].name, sizeof r.name, "%s%s rank %d", bname[rk[i].base],
-               xname[rk[i].x], rk[i].rank);
+      snprintf(last_row()->name, sizeof last_row()->name, "%s%s rank %d",
+               bname[rk[i].base], xname[rk[i].x], rk[i].rank);
     }
   }
 
   /* shapes */
-  ROW(.name = "value H-1", .post = D_SHAPE, .x = X_VAL, .a1 = 1, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "value");
-  ROW(.name = "key H-1", .post = D_SHAPE, .x = X_KEY, .a1 = 1, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "key|value");
-  ROW(.name = "key_cache H-1", .post = D_SHAPE, .x = X_KC, .a1 = 2, .a2 = -1,
+  ROW(.name = "value H-1", .post = TH_D_EXTENT_ADD, .x = X_VAL, .a1 = 1, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "value");
+  ROW(.name = "key H-1", .post = TH_D_EXTENT_ADD, .x = X_KEY, .a1 = 1, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "key|value");
+  ROW(.name = "key_cache H-1", .post = TH_D_EXTENT_ADD, .x = X_KC, .a1 = 2, .a2 = -1,
       .expect = SH, .phase = 1, .msg = "key_cache");
-  ROW(.name = "value_cache H-1", .post = D_SHAPE, .x = X_VC, .a1 = 2, .a2 = -1,
+  ROW(.name = "value_cache H-1", .post = TH_D_EXTENT_ADD, .x = X_VC, .a1 = 2, .a2 = -1,
       .expect = SH, .phase = 1, .msg = "value_cache");
-  ROW(.name = "key_cache D-1", .post = D_SHAPE, .x = X_KC, .a1 = 3, .a2 = -1,
+  ROW(.name = "key_cache D-1", .post = TH_D_EXTENT_ADD, .x = X_KC, .a1 = 3, .a2 = -1,
       .expect = SH, .phase = 1, .msg = "key_cache|key");
-  ROW(.name = "value_cache D-1", .post = D_SHAPE, .x = X_VC, .a1 = 3, .a2 = -1,
+  ROW(.name = "value_cache D-1", .post = TH_D_EXTENT_ADD, .x = X_VC, .a1 = 3, .a2 = -1,
       .expect = SH, .phase = 1, .msg = "value_cache|value");
-  ROW(.name = "key D-1", .post = D_SHAPE, .x = X_KEY, .a1 = 2, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "key");
-  ROW(.name = "value D-1", .post = D_SHAPE, .x = X_VAL, .a1 = 2, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "value");
-  ROW(.name = "value_cache num_blocks-1", .post = D_SHAPE, .x = X_VC, .a1 = 0, .a2 = -1,
-      .expect = SH, .phase = 1, .msg = "value_cache|num_blocks");
-  ROW(.name = "key_cache num_blocks-1", .post = D_SHAPE, .x = X_KC, .a1 = 0, .a2 = -1,
-      .expect = SH, .phase = 1, .msg = "key_cache|value_cache|num_blocks");
-  ROW(.name = "value_cache block_size-1", .post = D_SHAPE, .x = X_VC, .a1 = 1, .a2 = -1,
-      .expect = SH, .phase = 1, .msg = "value_cache|block_size");
-  ROW(.name = "value T-1", .post = D_SHAPE, .x = X_VAL, .a1 = 0, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "value");
-  ROW(.name = "key T-1", .post = D_SHAPE, .x = X_KEY, .a1 = 0, .a2 = -1, .expect = SH,
-      .phase = 1, .msg = "key|value|slot_mapping");
-  ROW(.name = "slot_mapping T-1", .post = D_SHAPE, .x = X_SLOT, .a1 = 0, .a2 = -1,
+  ROW(.name = "key D-1", .post = TH_D_EXTENT_ADD, .x = X_KEY, .a1 = 2, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "key");
+  ROW(.name = "value D-1", .post = TH_D_EXTENT_ADD, .x = X_VAL, .a1 = 2, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "value");
+  ROW(.name = "value_cache num_blocks-1", .post = TH_D_EXTENT_ADD, .x = X_VC, .a1 = 0,
+      .a2 = -1, .expect = SH, .phase = 1, .msg = "value_cache|num_blocks");
+  ROW(.name = "key_cache num_blocks-1", .post = TH_D_EXTENT_ADD, .x = X_KC, .a1 = 0,
+      .a2 = -1, .expect = SH, .phase = 1, .msg = "key_cache|value_cache|num_blocks");
+  ROW(.name = "value_cache block_size-1", .post = TH_D_EXTENT_ADD, .x = X_VC, .a1 = 1,
+      .a2 = -1, .expect = SH, .phase = 1, .msg = "value_cache|block_size");
+  ROW(.name = "value T-1", .post = TH_D_EXTENT_ADD, .x = X_VAL, .a1 = 0, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "value");
+  ROW(.name = "key T-1", .post = TH_D_EXTENT_ADD, .x = X_KEY, .a1 = 0, .a2 = -1,
+      .expect = SH, .phase = 1, .msg = "key|value|slot_mapping");
+  ROW(.name = "slot_mapping T-1", .post = TH_D_EXTENT_ADD, .x = X_SLOT, .a1 = 0, .a2 = -1,
       .expect = SH, .phase = 1, .msg = "slot_mapping");
-  ROW(.name = "K only: slot_mapping T-1", .pre = P_KONLY, .post = D_SHAPE, .x = X_SLOT,
-      .a1 = 0, .a2 = -1, .expect = SH, .phase = 1, .msg = "slot_mapping");
+  ROW(.name = "K only: slot_mapping T-1", .pre = P_KONLY, .post = TH_D_EXTENT_ADD,
+      .x = X_SLOT, .a1 = 0, .a2 = -1, .expect = SH, .phase = 1, .msg = "slot_mapping");
   ROW(.name = "x-split: key D=12, not a multiple of x=8", .base = BASE_XSPLIT,
       .pre = P_DK, .p1 = 12, .expect = SH, .phase = 1, .msg = "key_cache|key|x");
   ROW(.name =
@@ -1603,15 +1567,15 @@ static void build_rows(void) {
       .phase = 1, .msg = "key_cache|key|x");
   ROW(.name = "x-split: key_cache x extent 4 instead of 8", .base = BASE_XSPLIT,
       .post = D_X_CHANGE, .x = X_KC, .expect = SH, .phase = 1, .msg = "key_cache");
-  ROW(.name = "x-split: key_cache H-1", .base = BASE_XSPLIT, .post = D_SHAPE, .x = X_KC,
-      .a1 = 1, .a2 = -1, .expect = SH, .phase = 1, .msg = "key_cache");
-  ROW(.name = "x-split: key_cache block_size-1", .base = BASE_XSPLIT, .post = D_SHAPE,
-      .x = X_KC, .a1 = 3, .a2 = -1, .expect = SH, .phase = 1,
+  ROW(.name = "x-split: key_cache H-1", .base = BASE_XSPLIT, .post = TH_D_EXTENT_ADD,
+      .x = X_KC, .a1 = 1, .a2 = -1, .expect = SH, .phase = 1, .msg = "key_cache");
+  ROW(.name = "x-split: key_cache block_size-1", .base = BASE_XSPLIT,
+      .post = TH_D_EXTENT_ADD, .x = X_KC, .a1 = 3, .a2 = -1, .expect = SH, .phase = 1,
       .msg = "key_cache|value_cache|block_size");
-  ROW(.name = "x-split: value_cache D-1", .base = BASE_XSPLIT, .post = D_SHAPE, .x = X_VC,
-      .a1 = 2, .a2 = -1, .expect = SH, .phase = 1, .msg = "value_cache|value");
-  ROW(.name = "x-split: value_cache block_size-1", .base = BASE_XSPLIT, .post = D_SHAPE,
-      .x = X_VC, .a1 = 3, .a2 = -1, .expect = SH, .phase = 1,
+  ROW(.name = "x-split: value_cache D-1", .base = BASE_XSPLIT, .post = TH_D_EXTENT_ADD,
+      .x = X_VC, .a1 = 2, .a2 = -1, .expect = SH, .phase = 1, .msg = "value_cache|value");
+  ROW(.name = "x-split: value_cache block_size-1", .base = BASE_XSPLIT,
+      .post = TH_D_EXTENT_ADD, .x = X_VC, .a1 = 3, .a2 = -1, .expect = SH, .phase = 1,
       .msg = "value_cache|block_size");
   ROW(.name = "NZ: H=1 D=24, H*D not a multiple of ld=16", .base = BASE_NZ, .pre = P_H_D,
       .p1 = 1, .p2 = 24, .expect = SH, .phase = 1, .msg = "key_cache|key|ld");
@@ -1620,17 +1584,18 @@ static void build_rows(void) {
       .msg = "key_cache|key|ld");
   ROW(.name = "NZ: key_cache ld extent 8 instead of 16", .base = BASE_NZ,
       .post = D_X_CHANGE, .x = X_KC, .expect = SH, .phase = 1, .msg = "key_cache");
-  ROW(.name = "NZ: key_cache shape[1]-1", .base = BASE_NZ, .post = D_SHAPE, .x = X_KC,
-      .a1 = 1, .a2 = -1, .expect = SH, .phase = 1, .msg = "key_cache");
-  ROW(.name = "NZ: value_cache block_size-1", .base = BASE_NZ, .post = D_SHAPE, .x = X_VC,
-      .a1 = 2, .a2 = -1, .expect = SH, .phase = 1, .msg = "value_cache|block_size");
-  ROW(.name = "k_scale [2] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE,
+  ROW(.name = "NZ: key_cache shape[1]-1", .base = BASE_NZ, .post = TH_D_EXTENT_ADD,
+      .x = X_KC, .a1 = 1, .a2 = -1, .expect = SH, .phase = 1, .msg = "key_cache");
+  ROW(.name = "NZ: value_cache block_size-1", .base = BASE_NZ, .post = TH_D_EXTENT_ADD,
+      .x = X_VC, .a1 = 2, .a2 = -1, .expect = SH, .phase = 1,
+      .msg = "value_cache|block_size");
+  ROW(.name = "k_scale [2] with H=4", .base = BASE_FP8_HEAD, .post = TH_D_EXTENT,
       .x = X_KS, .a1 = 0, .a2 = 2, .expect = SH, .phase = 1, .msg = "k_scale");
-  ROW(.name = "v_scale [3] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE,
+  ROW(.name = "v_scale [3] with H=4", .base = BASE_FP8_HEAD, .post = TH_D_EXTENT,
       .x = X_VS, .a1 = 0, .a2 = 3, .expect = SH, .phase = 1, .msg = "v_scale");
-  ROW(.name = "k_scale [5] with H=4", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE,
+  ROW(.name = "k_scale [5] with H=4", .base = BASE_FP8_HEAD, .post = TH_D_EXTENT,
       .x = X_KS, .a1 = 0, .a2 = 5, .expect = SH, .phase = 1, .msg = "k_scale");
-  ROW(.name = "k_scale [0]", .base = BASE_FP8_HEAD, .post = D_SET_SHAPE, .x = X_KS,
+  ROW(.name = "k_scale [0]", .base = BASE_FP8_HEAD, .post = TH_D_EXTENT, .x = X_KS,
       .a1 = 0, .a2 = 0, .expect = SH, .phase = 1, .msg = "k_scale");
 
   /* strides and spans */
@@ -1643,9 +1608,9 @@ static void build_rows(void) {
               {BASE_COPY, X_SLOT, 0}, {BASE_FP8_HEAD, X_KS, 0}, {BASE_XSPLIT, X_KC, 4},
               {BASE_NZ, X_VC, 2}};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-      ROW(.base = ns[i].base, .post = D_STRIDE, .x = ns[i].x, .a1 = ns[i].dim, .a2 = -1,
-          .expect = SH, .phase = 1, .msg = xname[ns[i].x]);
-      snprintf(rows[n_rows - 1].name, sizeof r.name, "%s%s strides[%d] = -1",
+      ROW(.base = ns[i].base, .post = TH_D_STRIDE, .x = ns[i].x, .a1 = ns[i].dim,
+          .a2 = -1, .expect = SH, .phase = 1, .msg = xname[ns[i].x]);
+      snprintf(last_row()->name, sizeof last_row()->name, "%s%s strides[%d] = -1",
                ns[i].base == BASE_FP8_HEAD ? "fp8 per head: "
                : ns[i].base == BASE_XSPLIT ? "x-split: "
                : ns[i].base == BASE_NZ     ? "NZ: "
@@ -1653,13 +1618,13 @@ static void build_rows(void) {
                xname[ns[i].x], ns[i].dim);
     }
   }
-  ROW(.name = "key_cache strides[0] = INT64_MAX/2 (span overflows)", .post = D_STRIDE,
+  ROW(.name = "key_cache strides[0] = INT64_MAX/2 (span overflows)", .post = TH_D_STRIDE,
       .x = X_KC, .a1 = 0, .a2 = INT64_MAX / 2, .expect = SH, .phase = 1,
       .msg = "key_cache");
-  ROW(.name = "key strides[0] = 2^62 (span overflows)", .post = D_STRIDE, .x = X_KEY,
+  ROW(.name = "key strides[0] = 2^62 (span overflows)", .post = TH_D_STRIDE, .x = X_KEY,
       .a1 = 0, .a2 = INT64_C(1) << 62, .expect = SH, .phase = 1, .msg = "key");
   ROW(.name = "K only: key_cache num_blocks 2^61 (span overflows)", .pre = P_KONLY,
-      .post = D_SET_SHAPE, .x = X_KC, .a1 = 0, .a2 = INT64_C(1) << 61, .expect = SH,
+      .post = TH_D_EXTENT, .x = X_KC, .a1 = 0, .a2 = INT64_C(1) << 61, .expect = SH,
       .phase = 1, .msg = "key_cache");
 
   /* phase 2: scale values */
@@ -1669,7 +1634,7 @@ static void build_rows(void) {
     for (int i = 0; i < 6; i++) {
       ROW(.base = BASE_FP8, .pre = P_KSCALE_VAL, .p1 = 0, .f = bad[i], .expect = VA,
           .phase = 2, .msg = "k_scale|scale");
-      snprintf(rows[n_rows - 1].name, sizeof r.name, "k_scale = %s", bad_name[i]);
+      snprintf(last_row()->name, sizeof last_row()->name, "k_scale = %s", bad_name[i]);
     }
   }
   ROW(.name = "v_scale = 0", .base = BASE_FP8, .pre = P_VSCALE_VAL, .p1 = 0, .f = 0.0,
@@ -1788,7 +1753,7 @@ static void run_row(const void *row) {
 static void test_errors(void) {
   double t0 = now_s();
   build_rows();
-  th_run_rows("error table", rows, n_rows, sizeof rows[0], run_row);
+  th_table_run(&rows, "error table", run_row);
   printf("error table: %.2f s\n", now_s() - t0);
 }
 
