@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <time.h>
 
 long tu_checks, tu_failures;
 static uint64_t tu_state[4];
@@ -97,4 +98,10 @@ float tu_special_f32(int which) {
   }
   if (which == 5) return 0.0f;
   return (float)((tu_rand_unit() - 0.5) * 6e38);
+}
+
+double tu_now(void) {
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

@@ -34,6 +34,8 @@ uint64_t tu_rand_u64(void);
 /* Uniform in [lo, hi] (inclusive). */
 int64_t tu_rand_range(int64_t lo, int64_t hi);
 double tu_rand_unit(void); /* [0, 1) */
+/* Seconds of a monotonic-enough wall clock, for the tests' progress lines. */
+double tu_now(void);
 /* Special f32 values by index, for kernels' edge cases: 0 NaN (quiet, positive), 1 +inf,
  * 2 -inf, 3 -0, 4 a random subnormal, 5 +0, 6 a random finite value up to 3e38 in
  * magnitude; TU_SPECIALS of them. */

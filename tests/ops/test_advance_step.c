@@ -1676,23 +1676,17 @@ static void test_flat(void) {
   test_flat_random();
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(void) {
-  double t0 = now_s();
+  double t0 = tu_now();
   tu_seed(20240601);
   test_samples();
-  double t1 = now_s();
+  double t1 = tu_now();
   test_errors();
-  double t2 = now_s();
+  double t2 = tu_now();
   test_lifecycle();
   test_random_and_determinism();
   test_flat();
-  double t3 = now_s();
+  double t3 = tu_now();
   printf("time %.2f s (samples %.2f, error table %.2f, lifecycle + random %.2f)\n",
          t3 - t0, t1 - t0, t2 - t1, t3 - t2);
   return tu_finish("test_advance_step");

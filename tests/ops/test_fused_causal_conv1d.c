@@ -449,20 +449,6 @@ static void ref_free(ref_out *o) {
 
 /* ----------------------------------------------------------- comparisons */
 
-/* Spacing of dtype dt's values at magnitude |v|. */
-static double ulp_of(llmk_dtype dt, double v) {
-  int p = dt == LLMK_F32 ? 23 : dt == LLMK_F16 ? 10 : 7;
-  int emin = dt == LLMK_F32 ? -126 : dt == LLMK_F16 ? -14 : -126;
-  v = fabs(v);
-  int e = emin;
-  if (v > 0) {
-    (void)frexp(v, &e);
-    e -= 1; /* v in [2^e, 2^(e+1)) */
-    if (e < emin) e = emin;
-  }
-  return ldexp(1.0, e - p);
-}
-
 static double g_max_dev[3]; /* largest SILU deviation without residual, in output ulps */
 static double g_max_ratio;  /* largest SILU |diff| / tolerance */
 static long g_silu_elems;   /* SILU elements that differed from the reference */
@@ -499,8 +485,8 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
       double gv = fcc_ref_widen(rd, g), wv = fcc_ref_widen(rd, w);
       if (!isfinite(gv) || !isfinite(wv)) continue; /* reported below as exact */
       double diff = fabs(gv - wv), big = fmax(fabs(gv), fabs(wv));
-      double tol = ulp_of(c->xdt, big) + 2e-6 * fabs((double)ro->y_act[i]);
-      double dev = diff / ulp_of(c->xdt, wv);
+      double tol = ref_ulp(c->xdt, big) + 2e-6 * fabs((double)ro->y_act[i]);
+      double dev = diff / ref_ulp(c->xdt, wv);
       if (diff <= tol) {
         ref_store_bits(tmp.buf[B_X].data, off, es, w);
         g_silu_elems++;
@@ -2090,14 +2076,8 @@ static void test_random(void) {
   printf("\n");
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(void) {
-  double t0 = now_s();
+  double t0 = tu_now();
   tu_seed(20250701);
   g_start = llmk_get_isa();
   g_native = llmk_get_native_isa();
@@ -2106,12 +2086,12 @@ int main(void) {
   static const int threads[3] = {0, 1, 2};
   th_sweep_init(&g_sw, threads, 3);
   test_samples();
-  double t1 = now_s();
+  double t1 = tu_now();
   test_errors();
-  double t2 = now_s();
+  double t2 = tu_now();
   test_lifecycle();
   test_random();
-  double t3 = now_s();
+  double t3 = tu_now();
   printf(
       "silu: %ld elements checked, %ld within tolerance but not bit-equal; max deviation "
       "without residual in output ulps: f32 %.2f, f16 %.2f, bf16 %.2f; max |diff| / "

@@ -1769,31 +1769,25 @@ static void test_workspace(void) {
   case_free(&c);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(void) {
-  double t0 = now_s();
+  double t0 = tu_now();
   setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a crash */
   tu_seed(20240717);
   if (SMALL) printf("AddressSanitizer build: 500 random cases instead of 1200\n");
   static const int threads[3] = {0, 1, 2};
   th_sweep_init(&g_sw, threads, 3);
   test_samples();
-  double t1 = now_s();
+  double t1 = tu_now();
   test_errors();
   test_lifecycle();
   test_workspace();
-  double t2 = now_s();
+  double t2 = tu_now();
   test_round_trip();
-  double t3 = now_s();
+  double t3 = tu_now();
   test_random();
-  double t4 = now_s();
+  double t4 = tu_now();
   test_large();
-  double t5 = now_s();
+  double t5 = tu_now();
   printf(
       "time %.2f s (samples %.2f, errors + plans %.2f, round trips %.2f, random %.2f, "
       "threaded %.2f)\n",

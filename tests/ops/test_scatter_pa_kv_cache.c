@@ -29,12 +29,6 @@
 #define KV_MIXED_CACHE_DTYPES 1
 #endif
 
-static double now_s(void) {
-  struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int64_t cdiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
@@ -1017,7 +1011,7 @@ static void gen_case(sc_case *c, int idx) {
 
 static void test_random(void) {
   const int n = SLOW ? 300 : 400;
-  double t0 = now_s();
+  double t0 = tu_now();
   int n_bad = 0;
   for (int i = 0; i < n; i++) {
     sc_case c;
@@ -1033,13 +1027,13 @@ static void test_random(void) {
   printf(
       "random cases: %d (%d with an out-of-range slot), every ISA up to %s x ctx NULL / "
       "1 / 2 threads: %.2f s\n",
-      n, n_bad, llmk_isa_name(g_native), now_s() - t0);
+      n, n_bad, llmk_isa_name(g_native), tu_now() - t0);
 }
 
 /* ------------------------------------------------------------ duplicates */
 
 static void test_duplicates(void) {
-  double t0 = now_s();
+  double t0 = tu_now();
   char label[400];
   /* small: slots 3, 3, -1, 5, 3, 5, 0: slot 3 <- token 4, slot 5 <- token 5, 0 <- 6 */
   {
@@ -1101,13 +1095,13 @@ static void test_duplicates(void) {
     check_case(&c, label, 1, SLOW ? 2 : 4);
     case_free(&c);
   }
-  printf("duplicate slots: %.2f s\n", now_s() - t0);
+  printf("duplicate slots: %.2f s\n", tu_now() - t0);
 }
 
 /* 16 MiB written or more: the kernels switch to non-temporal stores (and the dup test
  * covers that with duplicates). One such case per layout, a conversion among them. */
 static void test_large(void) {
-  double t0 = now_s();
+  double t0 = tu_now();
   for (int cfg = 0; cfg < 4; cfg++) {
     sc_case c;
     switch (cfg) {
@@ -1141,7 +1135,7 @@ static void test_large(void) {
     check_case(&c, label, 1, 1);
     case_free(&c);
   }
-  printf("large cases: %.2f s\n", now_s() - t0);
+  printf("large cases: %.2f s\n", tu_now() - t0);
 }
 
 /* ------------------------------------------------------------ error table */
@@ -1751,10 +1745,10 @@ static void run_row(const void *row) {
 }
 
 static void test_errors(void) {
-  double t0 = now_s();
+  double t0 = tu_now();
   build_rows();
   th_table_run(&rows, "error table", run_row);
-  printf("error table: %.2f s\n", now_s() - t0);
+  printf("error table: %.2f s\n", tu_now() - t0);
 }
 
 /* ------------------------------------------------------- workspace, plans */
@@ -1854,7 +1848,7 @@ static void test_workspace_and_plans(void) {
 }
 
 int main(void) {
-  double t0 = now_s();
+  double t0 = tu_now();
   tu_seed(20240817);
   static const int threads[3] = {0, 1, 2};
   th_sweep_init(&g_sw, threads, 3);
@@ -1872,6 +1866,6 @@ int main(void) {
   th_sweep_free(&g_sw);
   printf("fp8 NaN bytes where the library chose the other quiet NaN of the sign: %ld\n",
          g_nan_equiv);
-  printf("time %.2f s\n", now_s() - t0);
+  printf("time %.2f s\n", tu_now() - t0);
   return tu_finish("test_scatter_pa_kv_cache");
 }

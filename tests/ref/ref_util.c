@@ -1,5 +1,6 @@
 #include "ref_util.h"
 
+#include <math.h>
 #include <string.h>
 
 size_t ref_dtype_size(llmk_dtype dt) {
@@ -70,4 +71,17 @@ void ref_store_bits(void *base, int64_t elem, size_t es, uint64_t bits) {
 int64_t ref_load_index(const void *base, int64_t elem, llmk_dtype dt) {
   if (dt == LLMK_I32) return (int32_t)(uint32_t)ref_load_bits(base, elem, 4);
   return (int64_t)ref_load_bits(base, elem, 8);
+}
+
+double ref_ulp(llmk_dtype dt, double v) {
+  int p = dt == LLMK_F32 ? 23 : dt == LLMK_F16 ? 10 : 7;
+  int emin = dt == LLMK_F32 ? -126 : dt == LLMK_F16 ? -14 : -126;
+  v = fabs(v);
+  int e = emin;
+  if (v > 0) {
+    (void)frexp(v, &e);
+    e -= 1; /* v in [2^e, 2^(e+1)) */
+    if (e < emin) e = emin;
+  }
+  return ldexp(1.0, e - p);
 }

@@ -19,5 +19,8 @@ void ref_store_bits(void *base, int64_t elem, size_t es, uint64_t bits);
 
 /* An index element: LLMK_I32 (sign-extended) or LLMK_I64. */
 int64_t ref_load_index(const void *base, int64_t elem, llmk_dtype dt);
+/* The spacing of f32, f16 or bf16 values at magnitude |v| (subnormal spacing below the
+ * smallest normal), for tolerances stated in ulps. */
+double ref_ulp(llmk_dtype dt, double v);
 
 #endif

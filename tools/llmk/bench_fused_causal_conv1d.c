@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "fused_causal_conv1d_ref.h"
+#include "ref_util.h"
 
 enum { KTAPS = 3 }; /* unless a case says otherwise */
 
@@ -76,20 +77,6 @@ static void fill_x(void *dst, llmk_dtype dt, size_t n, bench_rng *rng) {
   }
 }
 
-/* Spacing of dtype dt's values at magnitude |v|. */
-static double ulp_of(llmk_dtype dt, double v) {
-  int p = dt == LLMK_F32 ? 23 : dt == LLMK_F16 ? 10 : 7;
-  int emin = dt == LLMK_F32 ? -126 : dt == LLMK_F16 ? -14 : -126;
-  v = fabs(v);
-  int e = emin;
-  if (v > 0) {
-    (void)frexp(v, &e);
-    e -= 1; /* v in [2^e, 2^(e+1)) */
-    if (e < emin) e = emin;
-  }
-  return ldexp(1.0, e - p);
-}
-
 /* x of the op against the reference's, with the SiLU tolerance: the number of elements
  * that differ within it in *near, and -1 if one differs by more (else 0). */
 static int compare_silu(llmk_dtype dt, const void *got, const void *want,
@@ -105,7 +92,7 @@ static int compare_silu(llmk_dtype dt, const void *got, const void *want,
     double gv = fcc_ref_widen(rd, g), wv = fcc_ref_widen(rd, w);
     if (!isfinite(gv) || !isfinite(wv)) return -1;
     double diff = fabs(gv - wv), big = fmax(fabs(gv), fabs(wv));
-    if (diff > ulp_of(dt, big) + 2e-6 * fabs((double)y_act[i])) return -1;
+    if (diff > ref_ulp(dt, big) + 2e-6 * fabs((double)y_act[i])) return -1;
     (*near)++;
   }
   return 0;
