@@ -182,18 +182,6 @@ static void case_desc(const cc_case *c, int k, tdesc *d) {
   }
 }
 
-static int64_t desc_numel(const tdesc *d) {
-  return th_numel(d->rank, d->shape);
-}
-
-static size_t desc_bytes(const tdesc *d) {
-  return th_span_bytes(d->dt, d->rank, d->shape, d->strides);
-}
-
-static int64_t desc_off(const tdesc *d, int64_t idx) {
-  return th_row_major_offset(d->rank, d->shape, d->strides, idx);
-}
-
 static int case_has_buf(const cc_case *c, int k) {
   if (k == B_BIAS) return c->has_bias;
   if (k >= B_IX0) return c->has[k - B_IX0];
@@ -216,7 +204,7 @@ static void tset_build(tset *s, const cc_case *c, uint64_t seed) {
     if (!case_has_buf(c, k)) continue;
     tdesc *d = &s->d[k];
     case_desc(c, k, d);
-    s->buf[k] = tu_buf_alloc(desc_bytes(d));
+    s->buf[k] = tu_buf_alloc(th_span_bytes(d->dt, d->rank, d->shape, d->strides));
     unsigned char *p = s->buf[k].data;
     th_fill_pattern(
         p, s->buf[k].size,
@@ -224,7 +212,7 @@ static void tset_build(tset *s, const cc_case *c, uint64_t seed) {
     if (llmk_tensor_init(&s->t[k], d->dt, d->rank, d->shape, d->strides,
                          s->buf[k].data) != LLMK_SUCCESS)
       th_die("llmk_tensor_init rejected a test layout");
-    int64_t n = desc_numel(d);
+    int64_t n = th_numel(d->rank, d->shape);
     size_t es = th_dtype_size(d->dt);
     for (int64_t i = 0; i < n; i++) {
       uint64_t v;
@@ -245,7 +233,7 @@ static void tset_build(tset *s, const cc_case *c, uint64_t seed) {
           v = (uint64_t)c->iv[k - B_IX0][i];
           break;
       }
-      ref_store_bits(p, desc_off(d, i), es, v);
+      ref_store_bits(p, th_row_major_offset(d->rank, d->shape, d->strides, i), es, v);
     }
     s->built[k] = 1;
   }
@@ -275,14 +263,14 @@ static void report_diff(const tset *a, const tset *e, const cc_case *c, int k,
                         const char *label) {
   const tdesc *d = &a->d[k];
   size_t es = th_dtype_size(d->dt);
-  int64_t n = desc_numel(d), ndiff = 0;
+  int64_t n = th_numel(d->rank, d->shape), ndiff = 0;
   for (int64_t i = 0; i < n; i++) {
-    int64_t off = desc_off(d, i);
+    int64_t off = th_row_major_offset(d->rank, d->shape, d->strides, i);
     ndiff +=
         ref_load_bits(a->buf[k].data, off, es) != ref_load_bits(e->buf[k].data, off, es);
   }
   for (int64_t i = 0; i < n; i++) {
-    int64_t off = desc_off(d, i);
+    int64_t off = th_row_major_offset(d->rank, d->shape, d->strides, i);
     uint64_t g = ref_load_bits(a->buf[k].data, off, es),
              w = ref_load_bits(e->buf[k].data, off, es);
     if (g == w) continue;
@@ -477,7 +465,8 @@ static int compare_result(const tset *a, const tset *e, const cc_case *c,
       while (seq + 1 < c->batch && t >= c->iv[IX_QSL][seq + 1]) seq++;
     if (ro->skipped[seq]) continue;
     for (int64_t dd = 0; dd < c->dim; dd++) {
-      int64_t i = t * c->dim + dd, off = desc_off(d, i);
+      int64_t i = t * c->dim + dd,
+              off = th_row_major_offset(d->rank, d->shape, d->strides, i);
       uint32_t g = (uint32_t)ref_load_bits(tmp.buf[B_X].data, off, es);
       uint32_t w = (uint32_t)ref_load_bits(e->buf[B_X].data, off, es);
       g_silu_checked++;
@@ -1226,13 +1215,17 @@ static void sample_expect(tset *e, const cc_case *c) {
   for (int b = 0; b < 4; b++)
     for (int64_t t = qsl[b]; t < qsl[b + 1]; t++)
       for (int64_t d = 0; d < c->dim; d++)
-        ref_store_bits(e->buf[B_X].data, desc_off(dx, t * c->dim + d), es,
-                       t - qsl[b] < 2 ? 0 : one_bits(c->xdt));
+        ref_store_bits(
+            e->buf[B_X].data,
+            th_row_major_offset(dx->rank, dx->shape, dx->strides, t * c->dim + d), es,
+            t - qsl[b] < 2 ? 0 : one_bits(c->xdt));
   for (int64_t l = 0; l < c->NL; l++) {
     int on = l == 0 || l == 3 || l == 1 || l == 5;
     for (int64_t i = 0; i < c->C * c->dim; i++)
-      ref_store_bits(e->buf[B_CS].data, desc_off(dc, l * c->C * c->dim + i), es,
-                     on ? one_bits(c->xdt) : 0);
+      ref_store_bits(
+          e->buf[B_CS].data,
+          th_row_major_offset(dc->rank, dc->shape, dc->strides, l * c->C * c->dim + i),
+          es, on ? one_bits(c->xdt) : 0);
   }
 }
 
@@ -1289,8 +1282,10 @@ static void apc_example_expect(tset *e, const cc_case *c) {
   for (int li = 0; li < 3; li++)
     for (int j = 0; j < 2; j++)
       for (int64_t d = 0; d < dim; d++)
-        ref_store_bits(e->buf[B_CS].data, desc_off(dc, (line[li] * C + j) * dim + d), es,
-                       c->xv[tok[li][j] * dim + d]);
+        ref_store_bits(e->buf[B_CS].data,
+                       th_row_major_offset(dc->rank, dc->shape, dc->strides,
+                                           (line[li] * C + j) * dim + d),
+                       es, c->xv[tok[li][j] * dim + d]);
   for (int64_t i = 0; i < 9; i++)
     for (int64_t d = 0; d < dim; d++) {
       float xp[3];
@@ -1306,8 +1301,9 @@ static void apc_example_expect(tset *e, const cc_case *c) {
       y = y + p1;
       float p2 = w2 * xp[2];
       y = y + p2;
-      ref_store_bits(e->buf[B_X].data, desc_off(dx, i * dim + d), es,
-                     fcc_ref_narrow(rd, y));
+      ref_store_bits(e->buf[B_X].data,
+                     th_row_major_offset(dx->rank, dx->shape, dx->strides, i * dim + d),
+                     es, fcc_ref_narrow(rd, y));
     }
 }
 
