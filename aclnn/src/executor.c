@@ -49,6 +49,7 @@ aclnnStatus acl__map_status(llmk_status status) {
     case LLMK_ERROR_INVALID_ATTRIBUTE:
     case LLMK_ERROR_INVALID_VALUE:
     case LLMK_ERROR_WORKSPACE_TOO_SMALL:
+    case LLMK_ERROR_OVERLAP:
       return ACLNN_ERR_PARAM_INVALID;
     case LLMK_ERROR_INVALID_PLAN:
       return ACLNN_ERR_INNER_NULLPTR;

@@ -45,7 +45,8 @@ extern "C" {
   X(LLMK_ERROR_INVALID_PLAN, 7, "plan is NULL, consumed, or of another op")      \
   X(LLMK_ERROR_OUT_OF_MEMORY, 8, "out of memory")                                \
   X(LLMK_ERROR_UNSUPPORTED, 9, "valid but not supported by this build or CPU")   \
-  X(LLMK_ERROR_INTERNAL, 10, "internal error")
+  X(LLMK_ERROR_INTERNAL, 10, "internal error")                                   \
+  X(LLMK_ERROR_OVERLAP, 11, "a written tensor shares memory with another tensor")
 
 typedef enum llmk_status {
 #define LLMK_X_ENUM(name, value, text) name = value,
