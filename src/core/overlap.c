@@ -5,8 +5,8 @@
  * are one contiguous chunk when its stride is the element size, else each element is a
  * chunk. A view is "nested" when, outermost first, each stride is at least the span of
  * the dims inside it: its chunks are then disjoint and in address order, and the first
- * chunk ending after a byte x is found in O(rank). Two views overlap iff some chunk of one
- * meets the other; that is decided by a walk over one view's chunks that prunes every
+ * chunk ending after a byte x is found in O(rank). Two views overlap iff some chunk of
+ * one meets the other; that is decided by a walk over one view's chunks that prunes every
  * sub-block outside the other's span, with a shortcut for two views of one structure at
  * different offsets (K and V caches interleaved in one allocation). */
 #include "core/overlap.h"
@@ -15,11 +15,11 @@
 
 typedef struct form {
   uintptr_t base;
-  int rank;              /* dims, outermost first, each with extent > 1 */
+  int rank; /* dims, outermost first, each with extent > 1 */
   int64_t n[LLMK_MAX_RANK];
   uint64_t s[LLMK_MAX_RANK]; /* byte strides, strictly decreasing when nested */
-  uint64_t chunk;        /* bytes of one chunk (the innermost run) */
-  uint64_t span;         /* bytes from base to the end of the last chunk */
+  uint64_t chunk;            /* bytes of one chunk (the innermost run) */
+  uint64_t span;             /* bytes from base to the end of the last chunk */
   bool nested;
 } form;
 
@@ -105,7 +105,8 @@ static int walk(const form *f, int d, uintptr_t base, const form *g, int64_t *wo
   if (d == f->rank) return range_meets(g, base, base + f->chunk);
   uint64_t inner = f->chunk;
   for (int k = f->rank - 1; k > d; k--) inner += (uint64_t)(f->n[k] - 1) * f->s[k];
-  /* sub-blocks i with [base + i*s, base + i*s + inner) meeting [g->base, g->base + span) */
+  /* sub-blocks i with [base + i*s, base + i*s + inner) meeting [g->base, g->base + span)
+   */
   uintptr_t glo = g->base, ghi = g->base + g->span;
   uint64_t s = f->s[d];
   int64_t i0 = 0, i1 = f->n[d] - 1;
@@ -224,6 +225,15 @@ bool llmk__tensor_self_overlaps(const llmk_tensor *t) {
   return !f.nested;
 }
 
+bool llmk__same_view(const llmk_tensor *a, const llmk_tensor *b) {
+  if (!a || !b || a->data != b->data || a->dtype != b->dtype || a->rank != b->rank)
+    return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->shape[d] != b->shape[d] || (a->shape[d] > 1 && a->strides[d] != b->strides[d]))
+      return false;
+  return true;
+}
+
 llmk_status llmk__check_overlaps(const char *op, const llmk__tref *ts, int n,
                                  const int (*allowed)[2], int n_allowed) {
   for (int i = 0; i < n; i++) {
@@ -246,8 +256,9 @@ llmk_status llmk__check_overlaps(const char *op, const llmk__tref *ts, int n,
                            "%s (written) %s %s: a written tensor may not share memory "
                            "with another tensor",
                            ts[i].name,
-                           o == LLMK__OVERLAP ? "overlaps" : "may overlap (too many "
-                                                             "pieces to decide)",
+                           o == LLMK__OVERLAP ? "overlaps"
+                                              : "may overlap (too many "
+                                                "pieces to decide)",
                            ts[j].name);
     }
   }

@@ -22,6 +22,10 @@ llmk__overlap llmk__tensors_overlap(const llmk_tensor *a, const llmk_tensor *b);
  * that do not nest: then refused for a written tensor). */
 bool llmk__tensor_self_overlaps(const llmk_tensor *t);
 
+/* Whether a and b are the same view (data, dtype, shape and strides): the in-place
+ * pairs the ops allow are of this kind. */
+bool llmk__same_view(const llmk_tensor *a, const llmk_tensor *b);
+
 /* One tensor of a call; t NULL: absent. */
 typedef struct llmk__tref {
   const llmk_tensor *t;

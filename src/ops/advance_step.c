@@ -5,6 +5,7 @@
 
 #include "core/internal.h"
 #include "core/op.h"
+#include "core/overlap.h"
 #include "dispatch/dispatch.h"
 #include "llmk/advance_step.h"
 
@@ -147,6 +148,12 @@ static llmk_status plan_advance_step(const llmk_tensor *const t[8], int64_t num_
   advance_step_plan p = {0};
   LLMK__TRY(validate(t, names, num_seqs, num_queries, block_size, flat ? &p.flat : NULL,
                      &p.args));
+  /* in place: each output is read and written only as itself (input_positions and
+   * seq_lens); no output may share memory with itself or another tensor */
+  llmk__tref refs[8];
+  for (int i = 0; i < 8; i++)
+    refs[i] = (llmk__tref){t[i], names[i], i == 0 || i == 2 || i == 3 || i == 4};
+  LLMK__TRY(llmk__check_overlaps(op, refs, 8, NULL, 0));
   p.kernels = llmk__advance_step_kernels_for(llmk_get_isa());
   llmk_plan *out;
   LLMK__TRY(llmk__plan_create(op, LLMK__OP_ADVANCE_STEP, sizeof p, 0, &out));

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/op.h"
+#include "core/overlap.h"
 #include "dispatch/dispatch.h"
 #include "llmk/top_k_top_p.h"
 #include "ops/apply_top_k_top_p/internal.h"
@@ -129,6 +130,14 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
                      logits2, si, temperature, seed,  offset, ids};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (all[i].t) LLMK__TRY(llmk__check_tensor(op, all[i].name, all[i].t));
+  /* written: out, kept, token_ids; out may be the logits themselves (the same view) */
+  llmk__tref refs[sizeof all / sizeof all[0]];
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    refs[i] = (llmk__tref){all[i].t, all[i].name, i == 4 || i == 5 || i == 11};
+  const arg *src = mode == MODE_SORTED ? &logits2 : &values;
+  const int in_place[1][2] = {{4, mode == MODE_SORTED ? 6 : 0}};
+  LLMK__TRY(llmk__check_overlaps(op, refs, (int)(sizeof all / sizeof all[0]), in_place,
+                                 llmk__same_view(out.t, src->t) ? 1 : 0));
 
   tkp_plan pl;
   memset(&pl, 0, sizeof pl);

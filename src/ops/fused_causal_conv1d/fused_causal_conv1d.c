@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/op.h"
+#include "core/overlap.h"
 #include "ops/fused_causal_conv1d/internal.h"
 
 const char llmk__fcc_op[] = "fused_causal_conv1d";
@@ -234,6 +235,11 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
   conv_plan p;
   LLMK__TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size,
                      conv_mode, activation, &p));
+  /* written in place: x and conv_states, each only as itself */
+  llmk__tref refs[11];
+  for (int i = 0; i < 11; i++)
+    refs[i] = (llmk__tref){t[i].t, t[i].name, i == 0 || i == 2};
+  LLMK__TRY(llmk__check_overlaps(op, refs, 11, NULL, 0));
   /* workspace: [bitmap of written lines][f32 weight][f32 bias][seq_info][cost prefix] */
   size_t ws = align64(((size_t)p.lines + 7) / 8);
   p.off_w = ws;

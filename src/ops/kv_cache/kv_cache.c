@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/op.h"
+#include "core/overlap.h"
 #include "dispatch/dispatch.h"
 
 const char llmk__scatter_op[] = "scatter_pa_kv_cache";
@@ -276,6 +277,14 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   }
   LLMK__TRY(llmk__check_tensor(op, index_a_name, index_a));
   if (index_b) LLMK__TRY(llmk__check_tensor(op, index_b_name, index_b));
+  /* written: the caches (scatter) or the outputs (gather); nothing in place */
+  llmk__tref refs[8] = {{index_a, index_a_name, false}, {index_b, index_b_name, false}};
+  for (int i = 0; i < 2 && (i == 0 || has_v); i++) {
+    refs[2 + 3 * i] = (llmk__tref){sides[i].tok, sides[i].tok_name, gather};
+    refs[3 + 3 * i] = (llmk__tref){sides[i].cache, sides[i].cache_name, !gather};
+    refs[4 + 3 * i] = (llmk__tref){sides[i].scale, sides[i].scale_name, false};
+  }
+  LLMK__TRY(llmk__check_overlaps(op, refs, 8, NULL, 0));
   int64_t num_slots;
   if (__builtin_mul_overflow(nb, bs, &num_slots))
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "num_blocks * block_size overflows");
