@@ -437,6 +437,38 @@ static void test_scatter_errors(aclrtStream s) {
   sc_free(c);
 }
 
+/* Finding 2 of the fuzzing: slotMapping, key and keyCacheRef as views at the start of
+ * one aclrtMalloc block. The scatter would re-read slots after writing cache rows over
+ * them; phase 1 refuses the overlap (161002) and nothing is written. */
+static void test_scatter_overlap(aclrtStream s) {
+  void *dev = NULL;
+  EQ(aclrtMalloc(&dev, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  unsigned char host[4096], after[4096];
+  for (int i = 0; i < 4096; i++) host[i] = (unsigned char)(i * 7);
+  aclrtMemcpy(dev, 4096, host, 4096, ACL_MEMCPY_HOST_TO_DEVICE);
+  int64_t kd[3] = {2, 1, 16}, ks[3] = {16, 16, 1}, cd[4] = {4, 4, 1, 16},
+          cst[4] = {64, 16, 16, 1}, sd[1] = {2}, ss[1] = {1}, all[1] = {2048};
+  aclTensor *key = aclCreateTensor(kd, 3, ACL_FLOAT16, ks, 0, ACL_FORMAT_ND, all, 1, dev);
+  aclTensor *kc = aclCreateTensor(cd, 4, ACL_FLOAT16, cst, 0, ACL_FORMAT_ND, all, 1, dev);
+  aclTensor *slot = aclCreateTensor(sd, 1, ACL_INT32, ss, 0, ACL_FORMAT_ND, all, 1, dev);
+  uint64_t ws = 0;
+  aclOpExecutor *ex = NULL;
+  char norm[] = "Norm", none[] = "None";
+  EQ(aclnnScatterPaKvCacheGetWorkspaceSize(key, kc, slot, NULL, NULL, NULL, NULL, NULL,
+                                           norm, none, NULL, NULL, &ws, &ex),
+     ACLNN_ERR_PARAM_INVALID);
+  TU_CHECK(ex == NULL, "an executor for overlapping tensors");
+  TU_CHECK(strstr(aclGetRecentErrMsg(), "overlap") != NULL, "message: %s",
+           aclGetRecentErrMsg());
+  if (ex) EQ(aclnnScatterPaKvCache(NULL, ws, ex, s), ACLNN_SUCCESS);
+  aclrtMemcpy(after, 4096, dev, 4096, ACL_MEMCPY_DEVICE_TO_HOST);
+  TU_CHECK(!memcmp(host, after, 4096), "memory written");
+  aclDestroyTensor(key);
+  aclDestroyTensor(kc);
+  aclDestroyTensor(slot);
+  aclrtFree(dev);
+}
+
 int main(void) {
   acl_test t;
   acl_test_begin(&t, 20260510, 2);
@@ -444,5 +476,6 @@ int main(void) {
   test_scatter_random(t.stream, t.ctx);
   test_scatter_lifecycle(t.stream, t.ctx);
   test_scatter_errors(t.stream);
+  test_scatter_overlap(t.stream);
   return acl_test_end(&t, "test_aclnn_scatter_pa_kv_cache");
 }
