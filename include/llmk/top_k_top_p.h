@@ -80,7 +80,9 @@ LLMK_API llmk_status llmk_apply_top_k_top_p_min_p_get_workspace_size(
  * the original logits (same dtype) supplying the kept values. Equal to the reference
  * above with s = sorted_value and idx = sorted_indices:
  *   out[idx[j]] = kept ? (logits ? logits[idx[j]] : s[j]) : -inf.
- * Phase 2 also gives LLMK_ERROR_INVALID_VALUE for an index outside [0, V) or repeated.
+ * Phase 2 also gives LLMK_ERROR_INVALID_VALUE for an index outside [0, V) or repeated,
+ * and for a row of sorted_value that is not ascending (-0.0 equals +0.0; NaN sorts
+ * above +inf, as torch.sort puts it).
  * Runs with llmk_apply_top_k_top_p().
  */
 LLMK_API llmk_status llmk_apply_top_k_top_p_with_sorted_get_workspace_size(

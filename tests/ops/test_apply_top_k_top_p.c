@@ -842,6 +842,43 @@ static void test_with_sorted(void) {
       }
 }
 
+/* Finding 8 of the fuzzing: rows not ascending overflowed the fixed-point masses (UB:
+ * exp(x - last) > 1) and gave different bits for scalar and AVX-512; now refused, with
+ * the row and position named and nothing written, on every ISA. */
+static void test_with_sorted_not_ascending(void) {
+  const float rows[3][4] = {{3, 2, 1, 0}, {0, 1, 100, 2}, {-0.0f, 0.0f, NAN, 1}};
+  const int64_t bad_j[3] = {1, 3, 3};
+  for (int r = 0; r < 3; r++)
+    for (llmk_isa isa = LLMK_ISA_SCALAR; isa <= llmk_get_native_isa(); isa++) {
+      llmk_set_max_isa(isa);
+      float sv[4], out[4] = {7, 7, 7, 7}, pv[1] = {0.5f};
+      int32_t si[4] = {0, 1, 2, 3};
+      memcpy(sv, rows[r], sizeof sv);
+      llmk_tensor SV, SI, O, P;
+      t2(&SV, LLMK_F32, 1, 4, NULL, sv);
+      t2(&SI, LLMK_I32, 1, 4, NULL, si);
+      t2(&O, LLMK_F32, 1, 4, NULL, out);
+      t1(&P, LLMK_F32, 1, pv);
+      size_t ws = 0;
+      llmk_plan *plan = NULL;
+      llmk_status st = llmk_apply_top_k_top_p_with_sorted_get_workspace_size(
+          &SV, &SI, &P, NULL, NULL, &O, &ws, &plan);
+      if (st == LLMK_SUCCESS) {
+        void *w = ws ? th_xmalloc(ws) : NULL;
+        st = llmk_apply_top_k_top_p(w, ws, plan, NULL);
+        free(w);
+      }
+      char want[64];
+      snprintf(want, sizeof want, "sorted_value[0][%" PRId64 "]", bad_j[r]);
+      TU_CHECK(st == LLMK_ERROR_INVALID_VALUE && strstr(llmk_last_error(), want),
+               "row %d isa %s: status %d '%s'", r, llmk_isa_name(isa), (int)st,
+               llmk_last_error());
+      TU_CHECK(out[0] == 7 && out[1] == 7 && out[2] == 7 && out[3] == 7,
+               "row %d: out written", r);
+    }
+  llmk_set_max_isa(llmk_get_native_isa());
+}
+
 /* --------------------------------------------------------- 6: sampling */
 
 typedef struct scase {
@@ -1407,6 +1444,7 @@ int main(void) {
   test_bad_values();
   test_nan_kth();
   test_with_sorted();
+  test_with_sorted_not_ascending();
   test_sampling();
   test_errors();
   test_paths();

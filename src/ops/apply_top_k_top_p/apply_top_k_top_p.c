@@ -247,6 +247,19 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
   if (pl->mode == MODE_SORTED && pl->V > 0) {
     uint8_t *seen = (uint8_t *)ws;
     for (int64_t r = 0; r < pl->B; r++) {
+      /* ascending (in the keys' order: -0 == +0, NaN on top): the masses take the last
+       * entry as the row's largest */
+      uint32_t prev = 0;
+      for (int64_t j = 0; j < pl->V; j++) {
+        float v = llmk__view_get_f(&pl->sv, r, j);
+        uint32_t key = llmk__key_of(v);
+        if (key < prev)
+          return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                             "sorted_value[%" PRId64 "][%" PRId64
+                             "]=%g is below the entry before it: rows must be ascending",
+                             r, j, (double)v);
+        prev = key;
+      }
       memset(seen, 0, (size_t)pl->V);
       for (int64_t j = 0; j < pl->V; j++) {
         int32_t idx;
