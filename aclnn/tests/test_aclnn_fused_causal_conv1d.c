@@ -123,9 +123,9 @@ static void test_conv_samples(aclrtStream s) {
     conv_case *c = conv_sample(v ? 2 : 8, v ? 19 : 7, ACL_FLOAT16);
     conv_build(c);
     tspec *x = &c->t[X], *w = &c->t[W], *cs = &c->t[CS];
-    for (size_t i = 0; i < x->bytes / 2; i++) ((uint16_t *)x->host)[i] = 0x3C00;
+    for (size_t i = 0; i < x->bytes / 2; i++) ((uint16_t *)(void *)x->host)[i] = 0x3C00;
     for (size_t i = 0; i < w->bytes / 2; i++)
-      ((uint16_t *)w->host)[i] = i < 64 ? 0x3C00 : 0;
+      ((uint16_t *)(void *)w->host)[i] = i < 64 ? 0x3C00 : 0;
     memset(cs->host, 0, cs->bytes);
     aclrtMemcpy(x->dev, x->bytes, x->host, x->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
     aclrtMemcpy(w->dev, w->bytes, w->host, w->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
@@ -133,7 +133,7 @@ static void test_conv_samples(aclrtStream s) {
     EQ(conv_call(c, s), ACLNN_SUCCESS);
     /* expected, from the spec: each sequence's rows 0,0,1,1,...; line rows */
     int64_t lens[4] = {5, 3, 7, 4}, lines[4] = {0, 3, 1, 5}, C = v ? 2 : 8, row = 0;
-    uint16_t *xe = (uint16_t *)x->host, *ce = (uint16_t *)cs->host;
+    uint16_t *xe = (uint16_t *)(void *)x->host, *ce = (uint16_t *)(void *)cs->host;
     for (int b = 0; b < 4; b++) {
       for (int64_t i = 0; i < lens[b]; i++, row++)
         for (int d = 0; d < 64; d++) xe[row * 64 + d] = i < 2 ? 0 : 0x3C00;

@@ -193,17 +193,18 @@ static void test_scatter_sample(aclrtStream s) {
   int ids[4] = {KEY, VAL, KC, VC};
   for (int k = 0; k < 4; k++) {
     tspec *t = &c->t[ids[k]];
-    for (size_t i = 0; i < t->bytes / 2; i++) ((uint16_t *)t->host)[i] = k < 2 ? 0 : 1;
+    for (size_t i = 0; i < t->bytes / 2; i++)
+      ((uint16_t *)(void *)t->host)[i] = k < 2 ? 0 : 1;
     aclrtMemcpy(t->dev, t->bytes, t->host, t->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
   }
   EQ(sc_call(c, s), ACLNN_SUCCESS);
   for (int k = 2; k < 4; k++) {
-    uint16_t *h = (uint16_t *)c->t[ids[k]].host;
+    uint16_t *h = (uint16_t *)(void *)c->t[ids[k]].host;
     for (int tok = 0; tok < 2; tok++)
       for (int ch = 0; ch < 64; ch++) h[(ch / 16) * 512 + tok * 16 + ch % 16] = 0;
   }
   TU_CHECK(sc_unchanged(c), "the PA_NZ example");
-  uint16_t *h = (uint16_t *)c->t[KC].host;
+  uint16_t *h = (uint16_t *)(void *)c->t[KC].host;
   TU_CHECK(
       h[0] == 0 && h[31] == 0 && h[32] == 1 && h[512] == 0 && h[543] == 0 && h[544] == 1,
       "NZ positions");

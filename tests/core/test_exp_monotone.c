@@ -27,7 +27,8 @@ static float f_of(uint32_t b) {
   return f;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__) /* GCC target pragmas */
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #include "kernels/common/exp-avx2.h"
@@ -60,8 +61,9 @@ static void check_avx2(int fused, uint32_t b0, uint32_t b1, uint64_t *incr,
 int main(void) {
   const uint32_t b0 = 0x80000000u, b1 = 0xC2D00000u; /* -0 .. -104 */
   for (int f = 0; f < 2; f++) {
-    uint64_t incr = 0, diff = 0;
+    uint64_t incr = 0;
 #ifdef HAVE_AVX2_CHECK
+    uint64_t diff = 0;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
       check_avx2(f, b0, b1, &incr, &diff);
       printf("%s: every float in [-104, 0] with the AVX2 exp\n", form[f]);

@@ -34,7 +34,8 @@ static float exp_sum_scalar(const float *x, size_t n, float max) {
   for (size_t i = 0; i < n; i++) s += llmk__exp_nonpos_fma(x[i] - max);
   return s;
 }
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__) /* GCC target pragmas */
 #define FLOOR_AVX2 1
 #include <immintrin.h>
 #pragma GCC push_options
@@ -69,6 +70,8 @@ static float exp_sum_avx2(const float *x, size_t n, float max) {
 #pragma GCC pop_options
 #else
 #define FLOOR_AVX2 0
+#define row_max_avx2 row_max_scalar
+#define exp_sum_avx2 exp_sum_scalar
 #endif
 
 static bool floor_simd(void) {

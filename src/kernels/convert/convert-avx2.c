@@ -42,7 +42,7 @@ static void e4m3_f32_avx2(float *dst, const void *src, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(dst + i,
-                     llmk__avx2_e4m3_to_f32(_mm_loadl_epi64((const __m128i *)(s + i))));
+                     llmk__avx2_e4m3_to_f32(_mm_loadl_epi64((const void *)(s + i))));
   for (; i < n; i++) dst[i] = llmk__e4m3_to_f32(s[i]);
 }
 
@@ -51,7 +51,7 @@ static void e5m2_f32_avx2(float *dst, const void *src, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(dst + i,
-                     llmk__avx2_e5m2_to_f32(_mm_loadl_epi64((const __m128i *)(s + i))));
+                     llmk__avx2_e5m2_to_f32(_mm_loadl_epi64((const void *)(s + i))));
   for (; i < n; i++) dst[i] = llmk__e5m2_to_f32(s[i]);
 }
 
@@ -59,7 +59,7 @@ static void f32_e4m3_avx2(void *dst, const float *src, size_t n) {
   uint8_t *d = dst;
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm_storel_epi64((__m128i *)(d + i),
+    _mm_storel_epi64((void *)(d + i),
                      llmk__avx2_f32_to_fp8(_mm256_loadu_ps(src + i), false));
   for (; i < n; i++) d[i] = llmk__f32_to_e4m3(src[i]);
 }
@@ -68,7 +68,7 @@ static void f32_e5m2_avx2(void *dst, const float *src, size_t n) {
   uint8_t *d = dst;
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm_storel_epi64((__m128i *)(d + i),
+    _mm_storel_epi64((void *)(d + i),
                      llmk__avx2_f32_to_fp8(_mm256_loadu_ps(src + i), true));
   for (; i < n; i++) d[i] = llmk__f32_to_e5m2(src[i]);
 }
