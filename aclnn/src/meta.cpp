@@ -1,5 +1,6 @@
 // aclTensor, aclScalar, the arrays and lists, and their getters. C++ because CANN's
 // getters hand out arrays that the caller frees with delete[].
+#include <cstddef>
 #include <cstring>
 #include <new>
 
@@ -84,6 +85,12 @@ aclnnStatus copy_out(const char *where, const T *src, uint64_t n, T **dst,
   return ACLNN_SUCCESS;
 }
 
+/* A creator's out-of-memory: the message aclGetRecentErrMsg() gives, and NULL. */
+static std::nullptr_t oom(const char *where) {
+  acl__fail(ACLNN_ERR_INNER, where, "out of memory");
+  return nullptr;
+}
+
 template <typename A, typename T>
 A *make_array(const T *value, uint64_t size) {
   if (size && !value) {
@@ -91,12 +98,12 @@ A *make_array(const T *value, uint64_t size) {
     return nullptr;
   }
   A *a = new (std::nothrow) A;
-  if (!a) return nullptr;
+  if (!a) return oom("aclCreate*Array");
   a->size = size;
   a->values = new (std::nothrow) T[size ? size : 1];
   if (!a->values) {
     delete a;
-    return nullptr;
+    return oom("aclCreate*Array");
   }
   for (uint64_t i = 0; i < size; i++) a->values[i] = value[i];
   return a;
@@ -128,7 +135,7 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                            aclFormat format, const int64_t *storageDims,
                            uint64_t storageDimsNum, void *tensorData) {
   aclTensor *t = new (std::nothrow) aclTensor();
-  if (!t) return nullptr;
+  if (!t) return oom("aclCreateTensor");
   if (fill_tensor("aclCreateTensor", t, viewDims, viewDimsNum, dataType, stride, offset,
                   format, storageDims, storageDimsNum, tensorData) != ACLNN_SUCCESS) {
     delete t;
@@ -221,7 +228,7 @@ aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
     return nullptr;
   }
   aclScalar *s = new (std::nothrow) aclScalar();
-  if (!s) return nullptr;
+  if (!s) return oom("aclCreateScalar");
   s->dtype = dataType;
   std::memcpy(s->value, value, n);
   return s;
@@ -267,12 +274,12 @@ aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
     return nullptr;
   }
   aclTensorList *l = new (std::nothrow) aclTensorList();
-  if (!l) return nullptr;
+  if (!l) return oom("aclCreateTensorList");
   l->size = size;
   l->tensors = new (std::nothrow) aclTensor *[size ? size : 1];
   if (!l->tensors) {
     delete l;
-    return nullptr;
+    return oom("aclCreateTensorList");
   }
   for (uint64_t i = 0; i < size; i++) l->tensors[i] = const_cast<aclTensor *>(value[i]);
   return l;
@@ -298,12 +305,12 @@ aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size)
     return nullptr;
   }
   aclScalarList *l = new (std::nothrow) aclScalarList();
-  if (!l) return nullptr;
+  if (!l) return oom("aclCreateScalarList");
   l->size = size;
   l->scalars = new (std::nothrow) aclScalar *[size ? size : 1];
   if (!l->scalars) {
     delete l;
-    return nullptr;
+    return oom("aclCreateScalarList");
   }
   for (uint64_t i = 0; i < size; i++) l->scalars[i] = const_cast<aclScalar *>(value[i]);
   return l;

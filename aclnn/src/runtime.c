@@ -402,7 +402,9 @@ aclError acl__stream_acquire(aclrtStream stream, llmk_context **ctx, void **toke
   pthread_mutex_lock(&s->run_lock);
   if (!s->ctx && !s->ctx_tried) {
     s->ctx_tried = true;
-    if (llmk_context_create(0, &s->ctx) != LLMK_SUCCESS) s->ctx = NULL; /* serial */
+    /* out of memory: this run is serial, the next one tries again */
+    if (llmk_context_create(0, &s->ctx) != LLMK_SUCCESS)
+      s->ctx = NULL, s->ctx_tried = false;
   }
   *ctx = s->ctx;
   *token = s;
