@@ -84,6 +84,15 @@ llmk_status llmk__check_tensor(const char *op, const char *name, const llmk_tens
       (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2))
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "%s: byte extent overflows", name);
   if (!t->data) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "%s.data is NULL", name);
+  size_t esz = llmk_dtype_size(t->dtype);
+  if ((uintptr_t)t->data % esz)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "%s.data=%p is not aligned to its element size (%zu bytes)", name,
+                       t->data, esz);
+  if ((uintptr_t)t->data > UINTPTR_MAX - (uintptr_t)bytes)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "%s: data=%p + %" PRId64 " bytes wraps the address space", name,
+                       t->data, bytes);
   return LLMK_SUCCESS;
 }
 

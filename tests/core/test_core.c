@@ -10,7 +10,7 @@
 static void test_status(void) {
   TU_CHECK(!strcmp(llmk_status_string(LLMK_SUCCESS), "success"), "%s", "success");
   TU_CHECK(!strcmp(llmk_status_string((llmk_status)999), "unknown status"), "%s", "999");
-  for (int s = 1; s <= LLMK_ERROR_INTERNAL; s++) {
+  for (int s = 1; s <= LLMK_ERROR_OVERLAP; s++) {
     const char *txt = llmk_status_string((llmk_status)s);
     TU_CHECK(txt && strlen(txt) > 3 && strcmp(txt, "unknown status"), "status %d", s);
   }
@@ -231,8 +231,32 @@ static void test_isa(void) {
   TU_CHECK(!strcmp(llmk_isa_name(LLMK_ISA_AVX2), "avx2"), "%s", "name");
 }
 
+/* A data pointer not aligned to its element size, and a span that wraps the address
+ * space: refused by the tensor checks every op runs. */
+static void test_alignment(void) {
+  static int64_t buf[8];
+  int64_t n[1] = {4};
+  llmk_tensor t;
+  llmk_tensor_init(&t, LLMK_F32, 1, n, NULL, (char *)buf + 2);
+  TU_CHECK(llmk__check_tensor("t", "x", &t) == LLMK_ERROR_INVALID_SHAPE &&
+               strstr(llmk_last_error(), "aligned"),
+           "misaligned f32: %s", llmk_last_error());
+  llmk_tensor_init(&t, LLMK_F16, 1, n, NULL, (char *)buf + 2);
+  TU_CHECK(llmk__check_tensor("t", "x", &t) == LLMK_SUCCESS, "f16 at 2: %s",
+           llmk_last_error());
+  llmk_tensor_init(&t, LLMK_I64, 1, n, NULL, (char *)buf + 4);
+  TU_CHECK(llmk__check_tensor("t", "x", &t) == LLMK_ERROR_INVALID_SHAPE, "i64 at 4: %s",
+           llmk_last_error());
+  int64_t big[1] = {(int64_t)1 << 40};
+  llmk_tensor_init(&t, LLMK_U8, 1, big, NULL, (void *)(UINTPTR_MAX - 4096));
+  TU_CHECK(llmk__check_tensor("t", "x", &t) == LLMK_ERROR_INVALID_SHAPE &&
+               strstr(llmk_last_error(), "wraps"),
+           "wrapping span: %s", llmk_last_error());
+}
+
 int main(void) {
   test_status();
+  test_alignment();
   test_dtypes();
   test_tensors();
   test_contexts();
