@@ -172,17 +172,17 @@ static void store(llmk_dtype dt, void *p, int64_t iv, float fv, bool is_float) {
       break;
     }
     case LLMK_I32: {
-      int32_t v = is_float ? (int32_t)fv : (int32_t)iv;
+      int32_t v = is_float ? (fv > -2e9f && fv < 2e9f ? (int32_t)fv : 0) : (int32_t)iv;
       memcpy(p, &v, 4);
       break;
     }
     case LLMK_I64: {
-      int64_t v = is_float ? (int64_t)fv : iv;
+      int64_t v = is_float ? (fv > -9e18f && fv < 9e18f ? (int64_t)fv : 0) : iv;
       memcpy(p, &v, 8);
       break;
     }
     default: {
-      uint8_t v = (uint8_t)(is_float ? (int)fv : iv);
+      uint8_t v = (uint8_t)(is_float ? (fv > -1e9f && fv < 1e9f ? (int)fv : 0) : iv);
       memcpy(p, &v, 1);
     }
   }
@@ -218,7 +218,7 @@ static void fill_block(buf *b, llmk_dtype dt, size_t es, uint8_t mode, uint8_t s
         uint64_t v = rng_next(&s);
         float f = (v & 15) == 0 ? specials[(v >> 4) % 8]
                                 : (float)((int64_t)(v >> 8) % 2000001 - 1000000) * 4e-6f;
-        store(dt, b->base + o, (int64_t)f, f, true);
+        store(dt, b->base + o, 0, f, true);
       }
   }
 }
