@@ -253,7 +253,8 @@ llmk_tensor *fz_tensor_new(fz_reader *r, fz_tensor *ft, const llmk_dtype *dtypes
     int64_t ext = t->shape[i] > 0 ? t->shape[i] : 1;
     int64_t pad = sm == 4 ? fz_range(r, 0, 3) : 0;
     t->strides[i] = acc;
-    if (__builtin_mul_overflow(acc, ext + pad, &acc)) acc = INT64_MAX;
+    if (__builtin_add_overflow(ext, pad, &ext) || __builtin_mul_overflow(acc, ext, &acc))
+      acc = INT64_MAX;
   }
   if (sm == 5) {
     for (int i = 0; i < nr; i++) t->strides[i] = fz_int(r);
