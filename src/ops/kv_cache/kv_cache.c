@@ -379,7 +379,7 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
     units[i] = layout_unit(layout, i == 0, sides[i].cache);
     counts[i] = moves ? max_runs(layout, i == 0, k->H, k->D, units[i]) : 0;
   }
-  size_t payload, ws;
+  size_t payload = 0, ws = 0;
   LLMK__TRY(plan_sizes(&p, sides, counts, &payload, &ws));
   p.kern = llmk__kv_kernels_for(llmk_get_isa());
   llmk_plan *out;
