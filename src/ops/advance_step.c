@@ -86,8 +86,12 @@ static llmk_status validate(const llmk_tensor *const t[8], const char *const nam
     LLMK__TRY(llmk__check_rank(op, names[SPEC], t[SPEC], 2));
     LLMK__TRY(llmk__check_dim(op, names[SPEC], t[SPEC], 0, num_seqs, "num_seqs"));
     S = t[SPEC]->shape[1];
-    if (__builtin_mul_overflow(num_seqs, S + 1, &len))
-      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "num_seqs * (S + 1) overflows");
+    int64_t S1; /* S + 1, itself checked: S may be INT64_MAX */
+    if (__builtin_add_overflow(S, 1, &S1) || __builtin_mul_overflow(num_seqs, S1, &len))
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "num_seqs * (S + 1) overflows (num_seqs=%" PRId64
+                         ", spec_token.shape[1]=S=%" PRId64 ")",
+                         num_seqs, S);
     LLMK__TRY(llmk__check_rank(op, names[ACC], t[ACC], 1));
     LLMK__TRY(llmk__check_dim(op, names[ACC], t[ACC], 0, num_seqs, "num_seqs"));
     LLMK__TRY(llmk__check_rank(op, names[SAMPLED], t[SAMPLED], 2));

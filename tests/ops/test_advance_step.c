@@ -1676,9 +1676,53 @@ static void test_flat(void) {
   test_flat_random();
 }
 
+/* ------------------------------------------------------------ regressions */
+
+static void reg_desc(llmk_tensor *t, int rank, const int64_t *shape) {
+  static const int64_t one[2] = {1, 1};
+  if (llmk_tensor_init(t, LLMK_I64, rank, shape, one, NULL) != LLMK_SUCCESS)
+    th_die("llmk_tensor_init rejected a regression layout");
+}
+
+/* Finding 10: spec_token.shape[1] = S = INT64_MAX made S + 1 overflow (signed UB) before
+ * num_seqs * (S + 1) was checked; num_seqs 0 keeps every tensor empty. */
+static void test_regressions(void) {
+  const char *label = "speculative, S = INT64_MAX";
+  llmk_tensor tok, sampled, pos, lens, slots, tables, spec, acc;
+  reg_desc(&tok, 1, (int64_t[]){0});
+  reg_desc(&sampled, 2, (int64_t[]){0, 1});
+  reg_desc(&pos, 1, (int64_t[]){0});
+  reg_desc(&lens, 1, (int64_t[]){0});
+  reg_desc(&slots, 1, (int64_t[]){0});
+  reg_desc(&tables, 2, (int64_t[]){0, 1});
+  reg_desc(&spec, 2, (int64_t[]){0, INT64_MAX});
+  reg_desc(&acc, 1, (int64_t[]){0});
+  size_t ws = 1;
+  llmk_plan *plan = NULL;
+  th_reset_error();
+  llmk_status st = llmk_advance_step_get_workspace_size(
+      &tok, &sampled, &pos, &lens, &slots, &tables, &spec, &acc, 0, 0, 4, &ws, &plan);
+  th_check_refused(label, st, LLMK_ERROR_INVALID_SHAPE, &plan, &ws, "advance_step",
+                   "spec_token");
+  if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+  /* S = INT64_MAX - 1 (S + 1 fits; num_seqs 0: len 0): a valid empty call */
+  reg_desc(&spec, 2, (int64_t[]){0, INT64_MAX - 1});
+  reg_desc(&sampled, 2, (int64_t[]){0, INT64_MAX});
+  st = llmk_advance_step_get_workspace_size(&tok, &sampled, &pos, &lens, &slots, &tables,
+                                            &spec, &acc, 0, 0, 4, &ws, &plan);
+  TU_CHECK(st == LLMK_SUCCESS, "speculative, S = INT64_MAX - 1: phase 1 %d ('%s')",
+           (int)st, llmk_last_error());
+  if (st == LLMK_SUCCESS) {
+    st = llmk_advance_step(NULL, 0, plan, NULL);
+    TU_CHECK(st == LLMK_SUCCESS, "speculative, S = INT64_MAX - 1: phase 2 %d ('%s')",
+             (int)st, llmk_last_error());
+  }
+}
+
 int main(void) {
   double t0 = tu_now();
   tu_seed(20240601);
+  test_regressions();
   test_samples();
   double t1 = tu_now();
   test_errors();

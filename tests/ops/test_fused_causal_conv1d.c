@@ -2072,6 +2072,173 @@ static void test_random(void) {
   printf("\n");
 }
 
+/* ------------------------------------------------------------ regressions */
+
+/* Hand-built calls at the edges: empty x of every kind, workspace sizes that wrap, APC
+ * block arithmetic near INT64_MAX. Each must answer at once. */
+
+static void reg_desc(llmk_tensor *t, llmk_dtype dt, int rank, const int64_t *shape,
+                     const int64_t *strides, void *data) {
+  if (llmk_tensor_init(t, dt, rank, shape, strides, data) != LLMK_SUCCESS)
+    th_die("llmk_tensor_init rejected a regression layout");
+}
+
+typedef struct reg_call {
+  const llmk_tensor *x, *w, *cs, *qsl, *ci, *nct, *first, *last, *init;
+  int64_t block_size;
+} reg_call;
+
+static llmk_status reg_p1(const char *label, const reg_call *c, size_t *ws,
+                          llmk_plan **plan) {
+  double t0 = tu_now();
+  th_reset_error();
+  llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
+      c->x, c->w, c->cs, c->qsl, c->ci, NULL, c->nct, c->first, c->last, c->init, NULL,
+      -1, -1, 0, c->block_size, 0, LLMK_ACTIVATION_NONE, ws, plan);
+  double dt = tu_now() - t0;
+  TU_CHECK(dt < 1.0, "%s: phase 1 took %.2f s", label, dt);
+  return st;
+}
+
+/* Phase 1 then phase 2 with exactly the workspace asked for; returns phase 2's status
+ * (phase 1's if it refused) and checks both took less than a second. */
+static llmk_status reg_run(const char *label, const reg_call *c) {
+  size_t ws = 1;
+  llmk_plan *plan = NULL;
+  llmk_status st = reg_p1(label, c, &ws, &plan);
+  TU_CHECK(st == LLMK_SUCCESS, "%s: phase 1 %d ('%s')", label, (int)st,
+           llmk_last_error());
+  if (st != LLMK_SUCCESS) return st;
+  double t0 = tu_now();
+  th_reset_error();
+  st = th_run_plan(llmk_fused_causal_conv1d, plan, ws, NULL);
+  TU_CHECK(tu_now() - t0 < 1.0, "%s: phase 2 took %.2f s", label, tu_now() - t0);
+  return st;
+}
+
+/* Finding 7: a 3-D x [batch, 0, dim] took the 2-D path and read query_start_loc (NULL).
+ */
+static void test_reg_3d_no_tokens(void) {
+  const char *label = "3-D x [2, 0, 16]";
+  th_tensor w, cs;
+  llmk_tensor x;
+  th_tensor_make(&w, LLMK_F16, 2, (int64_t[]){3, 16}, NULL);
+  th_tensor_make(&cs, LLMK_F16, 3, (int64_t[]){2, 2, 16}, NULL);
+  th_fill_pattern(cs.t.data, cs.buf.size, 7);
+  tu_buf before;
+  th_buf_clone(&before, &cs.buf);
+  reg_desc(&x, LLMK_F16, 3, (int64_t[]){2, 0, 16}, (int64_t[]){16, 16, 1}, NULL);
+  reg_call c = {.x = &x, .w = &w.t, .cs = &cs.t};
+  llmk_status st = reg_run(label, &c);
+  TU_CHECK(st == LLMK_SUCCESS, "%s: phase 2 %d ('%s')", label, (int)st,
+           llmk_last_error());
+  TU_CHECK(th_buf_same(&cs.buf, &before), "%s: conv_states changed", label);
+  tu_buf_free(&before);
+  th_tensor_free(&w);
+  th_tensor_free(&cs);
+}
+
+/* Finding 9: x [2^62, 1, 0]: batch * sizeof(seq_info) wrapped to a small workspace that
+ * phase 2 then cleared past its end. */
+static void test_reg_empty_huge_batch(void) {
+  const int64_t one[3] = {1, 1, 1};
+  llmk_tensor x, w, cs;
+  reg_desc(&x, LLMK_F16, 3, (int64_t[]){INT64_C(1) << 62, 1, 0}, one, NULL);
+  reg_desc(&w, LLMK_F16, 2, (int64_t[]){3, 0}, one, NULL);
+  reg_desc(&cs, LLMK_F16, 3, (int64_t[]){1, 2, 0}, one, NULL);
+  reg_call c = {.x = &x, .w = &w, .cs = &cs};
+  llmk_status st = reg_run("x [2^62, 1, 0]", &c);
+  TU_CHECK(st == LLMK_SUCCESS, "x [2^62, 1, 0]: phase 2 %d ('%s')", (int)st,
+           llmk_last_error());
+  /* dim 0 with a stride only an empty x allows: the row-overlap rule is not computed */
+  reg_desc(&x, LLMK_F16, 3, (int64_t[]){2, 4, 0}, (int64_t[]){1, INT64_MAX, 1}, NULL);
+  st = reg_run("x [2, 4, 0], strides[1] INT64_MAX", &c);
+  TU_CHECK(st == LLMK_SUCCESS, "x [2, 4, 0], strides[1] INT64_MAX: %d ('%s')", (int)st,
+           llmk_last_error());
+}
+
+/* Class (b): workspace terms that overflow size_t are refused in phase 1 (before, they
+ * wrapped to a workspace too small for phase 2). Phase 1 reads no data. */
+static void test_reg_workspace_overflow(void) {
+  static uint16_t dummy[4];
+  const int64_t one[3] = {1, 1, 1};
+  llmk_tensor x, w, cs;
+  size_t ws = 1;
+  llmk_plan *plan = NULL;
+  /* batch 2^61 of one token, dim 1: 2^61 per-sequence entries */
+  reg_desc(&x, LLMK_F16, 3, (int64_t[]){INT64_C(1) << 61, 1, 1}, one, dummy);
+  reg_desc(&w, LLMK_F16, 2, (int64_t[]){2, 1}, one, dummy);
+  reg_desc(&cs, LLMK_F16, 3, (int64_t[]){1, 1, 1}, one, dummy);
+  reg_call c = {.x = &x, .w = &w, .cs = &cs};
+  llmk_status st = reg_p1("batch 2^61", &c, &ws, &plan);
+  th_check_refused("batch 2^61", st, LLMK_ERROR_INVALID_SHAPE, &plan, &ws,
+                   "fused_causal_conv1d", "batch");
+  if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+  /* dim 2^61-1 with an f16 weight: its f32 copy, K*dim*4 bytes, is about 2^64 */
+  const int64_t dim = (INT64_C(1) << 61) - 1;
+  reg_desc(&x, LLMK_F16, 2, (int64_t[]){1, dim}, one, dummy);
+  reg_desc(&w, LLMK_F16, 2, (int64_t[]){2, dim}, (int64_t[]){dim, 1}, dummy);
+  reg_desc(&cs, LLMK_F16, 3, (int64_t[]){1, 1, dim}, (int64_t[]){dim, dim, 1}, dummy);
+  int64_t qsl[2] = {0, 1};
+  llmk_tensor q;
+  reg_desc(&q, LLMK_I64, 1, (int64_t[]){2}, one, qsl);
+  c = (reg_call){.x = &x, .w = &w, .cs = &cs, .qsl = &q};
+  st = reg_p1("dim 2^61-1", &c, &ws, &plan);
+  th_check_refused("dim 2^61-1", st, LLMK_ERROR_INVALID_SHAPE, &plan, &ws,
+                   "fused_causal_conv1d", "dim");
+  if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+}
+
+/* Class (b): APC with block_size 2^62 and 3 blocks to fill: (n-1) * block_size
+ * overflowed int64 in the boundary check; it is a boundary before the history. */
+static void test_reg_apc_block_overflow(void) {
+  const char *label = "APC block_size 2^62";
+  th_tensor x, w, cs;
+  th_tensor_make(&x, LLMK_F16, 2, (int64_t[]){4, 16}, NULL);
+  th_tensor_make(&w, LLMK_F16, 2, (int64_t[]){3, 16}, NULL);
+  th_tensor_make(&cs, LLMK_F16, 3, (int64_t[]){4, 2, 16}, NULL);
+  int64_t qsl[2] = {0, 4}, ci[4] = {0, 1, 2, 3}, nct = 0, first = 0, last = 3, init = 0;
+  const int64_t one[2] = {4, 1};
+  llmk_tensor q, cit, nt, ft, lt, it;
+  reg_desc(&q, LLMK_I64, 1, (int64_t[]){2}, one + 1, qsl);
+  reg_desc(&cit, LLMK_I64, 2, (int64_t[]){1, 4}, one, ci);
+  reg_desc(&nt, LLMK_I64, 1, (int64_t[]){1}, one + 1, &nct);
+  reg_desc(&ft, LLMK_I64, 1, (int64_t[]){1}, one + 1, &first);
+  reg_desc(&lt, LLMK_I64, 1, (int64_t[]){1}, one + 1, &last);
+  reg_desc(&it, LLMK_I64, 1, (int64_t[]){1}, one + 1, &init);
+  th_snap snap = {0};
+  th_snap_add(&snap, &x.buf, "x");
+  th_snap_add(&snap, &cs.buf, "conv_states");
+  reg_call c = {.x = &x.t,
+                .w = &w.t,
+                .cs = &cs.t,
+                .qsl = &q,
+                .ci = &cit,
+                .nct = &nt,
+                .first = &ft,
+                .last = &lt,
+                .init = &it,
+                .block_size = INT64_C(1) << 62};
+  llmk_status st = reg_run(label, &c);
+  TU_CHECK(st == LLMK_ERROR_INVALID_VALUE &&
+               th_msg_ok("fused_causal_conv1d", "boundaries", NULL),
+           "%s: phase 2 %d ('%s')", label, (int)st, llmk_last_error());
+  th_snap_unchanged(&snap, label);
+  th_snap_free(&snap);
+  th_tensor_free(&x);
+  th_tensor_free(&w);
+  th_tensor_free(&cs);
+}
+
+static void test_regressions(void) {
+  double t0 = tu_now();
+  test_reg_3d_no_tokens();
+  test_reg_empty_huge_batch();
+  test_reg_workspace_overflow();
+  test_reg_apc_block_overflow();
+  printf("regressions: %.2f s\n", tu_now() - t0);
+}
+
 int main(void) {
   double t0 = tu_now();
   tu_seed(20250701);
@@ -2081,6 +2248,7 @@ int main(void) {
          llmk_isa_name(g_start), llmk_threading_runtime());
   static const int threads[3] = {0, 1, 2};
   th_sweep_init(&g_sw, threads, 3);
+  test_regressions();
   test_samples();
   double t1 = tu_now();
   test_errors();

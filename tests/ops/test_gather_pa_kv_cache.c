@@ -1769,6 +1769,86 @@ static void test_workspace(void) {
   case_free(&c);
 }
 
+/* ------------------------------------------------------------ regressions */
+
+/* Hand-built calls at the edges of the shapes: empty tensors with huge extents, a block
+ * size of 0, a batch whose workspace would wrap. Each must answer at once. */
+
+static void reg_desc(llmk_tensor *t, llmk_dtype dt, int rank, const int64_t *shape,
+                     const int64_t *strides, void *data) {
+  if (llmk_tensor_init(t, dt, rank, shape, strides, data) != LLMK_SUCCESS)
+    th_die("llmk_tensor_init rejected a regression layout");
+}
+
+static llmk_status reg_p1(const char *label, const llmk_tensor *kc, const llmk_tensor *bt,
+                          const llmk_tensor *sl, const llmk_tensor *ko, size_t *ws,
+                          llmk_plan **plan) {
+  double t0 = tu_now();
+  th_reset_error();
+  llmk_status st = llmk_gather_pa_kv_cache_get_workspace_size(
+      kc, NULL, bt, sl, NULL, NULL, ko, NULL, LLMK_KV_BLOCKS, ws, plan);
+  double dt = tu_now() - t0;
+  TU_CHECK(dt < 1.0, "%s: phase 1 took %.2f s", label, dt);
+  return st;
+}
+
+static void test_regressions(void) {
+  double t0 = tu_now();
+  const int64_t one[4] = {1, 1, 1, 1};
+  int64_t zero = 0, len1 = 1;
+  llmk_tensor kc, bt, sl, ko;
+  size_t ws = 1;
+  llmk_plan *plan = NULL;
+  /* an empty output (T = 0) with H = 2^63-2: no head may be enumerated */
+  const int64_t H = INT64_MAX - 1;
+  reg_desc(&kc, LLMK_F16, 4, (int64_t[]){0, 1, H, 1}, one, NULL);
+  reg_desc(&ko, LLMK_F16, 3, (int64_t[]){0, H, 1}, one, NULL);
+  reg_desc(&bt, LLMK_I64, 2, (int64_t[]){0, 1}, one, NULL);
+  reg_desc(&sl, LLMK_I64, 1, (int64_t[]){0}, one, NULL);
+  llmk_status st = reg_p1("empty, H = 2^63-2", &kc, &bt, &sl, &ko, &ws, &plan);
+  TU_CHECK(st == LLMK_SUCCESS, "empty, H = 2^63-2: phase 1 %d ('%s')", (int)st,
+           llmk_last_error());
+  if (st == LLMK_SUCCESS) {
+    st = th_run_plan(llmk_gather_pa_kv_cache, plan, ws, NULL);
+    TU_CHECK(st == LLMK_SUCCESS, "empty, H = 2^63-2: phase 2 %d ('%s')", (int)st,
+             llmk_last_error());
+  }
+  /* block_size 0 and max_blocks = INT64_MAX (a stride-0 row): seq_lens[0] = 1 needs a
+   * block no block size of 0 gives; it used to pass as "INT64_MAX blocks" and check
+   * them one by one */
+  {
+    th_tensor out;
+    th_tensor_make(&out, LLMK_F16, 3, (int64_t[]){1, 1, 1}, NULL);
+    reg_desc(&kc, LLMK_F16, 4, (int64_t[]){1, 0, 1, 1}, one, NULL);
+    reg_desc(&bt, LLMK_I64, 2, (int64_t[]){1, INT64_MAX}, (int64_t[]){1, 0}, &zero);
+    reg_desc(&sl, LLMK_I64, 1, (int64_t[]){1}, one, &len1);
+    st = reg_p1("block_size 0, max_blocks INT64_MAX", &kc, &bt, &sl, &out.t, &ws, &plan);
+    TU_CHECK(st == LLMK_SUCCESS, "block_size 0, max_blocks INT64_MAX: phase 1 %d ('%s')",
+             (int)st, llmk_last_error());
+    if (st == LLMK_SUCCESS) {
+      double t1 = tu_now();
+      th_reset_error();
+      st = th_run_plan(llmk_gather_pa_kv_cache, plan, ws, NULL);
+      TU_CHECK(st == LLMK_ERROR_INVALID_VALUE && tu_now() - t1 < 1.0 &&
+                   th_msg_ok("gather_pa_kv_cache", "seq_lens", NULL),
+               "block_size 0, max_blocks INT64_MAX: phase 2 %d in %.2f s ('%s')", (int)st,
+               tu_now() - t1, llmk_last_error());
+    }
+    th_tensor_free(&out);
+  }
+  /* B = INT64_MAX (block_tables [B, 0], seq_lens of stride 0): 16 + 8 * (B + 1) bytes of
+   * workspace cannot be computed */
+  reg_desc(&kc, LLMK_F16, 4, (int64_t[]){1, 1, 1, 1}, one, &zero);
+  reg_desc(&bt, LLMK_I64, 2, (int64_t[]){INT64_MAX, 0}, one, NULL);
+  reg_desc(&sl, LLMK_I64, 1, (int64_t[]){INT64_MAX}, (int64_t[]){0}, &zero);
+  reg_desc(&ko, LLMK_F16, 3, (int64_t[]){0, 1, 1}, one, NULL);
+  st = reg_p1("B = INT64_MAX", &kc, &bt, &sl, &ko, &ws, &plan);
+  th_check_refused("B = INT64_MAX", st, LLMK_ERROR_INVALID_SHAPE, &plan, &ws,
+                   "gather_pa_kv_cache", "block_tables");
+  if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+  printf("regressions: %.2f s\n", tu_now() - t0);
+}
+
 int main(void) {
   double t0 = tu_now();
   setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a crash */
@@ -1776,6 +1856,7 @@ int main(void) {
   if (SMALL) printf("AddressSanitizer build: 500 random cases instead of 1200\n");
   static const int threads[3] = {0, 1, 2};
   th_sweep_init(&g_sw, threads, 3);
+  test_regressions();
   test_samples();
   double t1 = tu_now();
   test_errors();

@@ -1847,6 +1847,163 @@ static void test_workspace_and_plans(void) {
            "layout values");
 }
 
+/* ------------------------------------------------------------ regressions */
+
+/* Hand-built calls at the edges of the shapes: empty tensors with huge extents, empty
+ * rows, strides that only an extent of 1 allows. Each must answer at once. */
+
+static void reg_desc(llmk_tensor *t, llmk_dtype dt, int rank, const int64_t *shape,
+                     const int64_t *strides, void *data) {
+  if (llmk_tensor_init(t, dt, rank, shape, strides, data) != LLMK_SUCCESS)
+    th_die("llmk_tensor_init rejected a regression layout");
+}
+
+/* Phase 1 of a K(+V) call, timed; the plan (on success) is the caller's. */
+static llmk_status reg_p1(const char *label, const llmk_tensor *k, const llmk_tensor *v,
+                          const llmk_tensor *kc, const llmk_tensor *vc,
+                          const llmk_tensor *slots, llmk_kv_layout layout, size_t *ws,
+                          llmk_plan **plan) {
+  double t0 = tu_now();
+  th_reset_error();
+  llmk_status st = llmk_scatter_pa_kv_cache_get_workspace_size(k, v, kc, vc, slots, NULL,
+                                                               NULL, layout, ws, plan);
+  double dt = tu_now() - t0;
+  TU_CHECK(dt < 1.0, "%s: phase 1 took %.2f s", label, dt);
+  return st;
+}
+
+/* Finding 5: an empty key (T = 0) with H = 2^63-2 made phase 1 enumerate H heads. */
+static void test_reg_empty_huge_heads(void) {
+  const int64_t H = INT64_MAX - 1, one[5] = {1, 1, 1, 1, 1};
+  llmk_tensor k, kc, v, vc, slots;
+  reg_desc(&slots, LLMK_I64, 1, (int64_t[]){0}, one, NULL);
+  /* blocks, K only: key [0, H, 1], key_cache [0, 1, H, 1] */
+  reg_desc(&k, LLMK_F16, 3, (int64_t[]){0, H, 1}, one, NULL);
+  reg_desc(&kc, LLMK_F16, 4, (int64_t[]){0, 1, H, 1}, one, NULL);
+  size_t ws = 1;
+  llmk_plan *plan = NULL;
+  llmk_status st = reg_p1("empty, H = 2^63-2, blocks", &k, NULL, &kc, NULL, &slots,
+                          LLMK_KV_BLOCKS, &ws, &plan);
+  TU_CHECK(st == LLMK_SUCCESS && ws == 0, "empty, H = 2^63-2, blocks: %d ws %zu ('%s')",
+           (int)st, ws, llmk_last_error());
+  if (st == LLMK_SUCCESS) {
+    st = llmk_scatter_pa_kv_cache(NULL, 0, plan, NULL);
+    TU_CHECK(st == LLMK_SUCCESS, "empty, H = 2^63-2, blocks: phase 2 %d ('%s')", (int)st,
+             llmk_last_error());
+  }
+  /* x-split, K and V: key [0, H, 8], key_cache [0, H, 1, 1, 8], value_cache [0, H, 8, 1];
+   * and the cache empty (num_blocks 0) under a non-empty block size */
+  reg_desc(&k, LLMK_F16, 3, (int64_t[]){0, H, 8}, one, NULL);
+  reg_desc(&kc, LLMK_F16, 5, (int64_t[]){0, H, 1, 1, 8}, one, NULL);
+  reg_desc(&v, LLMK_F16, 3, (int64_t[]){0, H, 8}, one, NULL);
+  reg_desc(&vc, LLMK_F16, 4, (int64_t[]){0, H, 8, 1}, one, NULL);
+  st = reg_p1("empty, H = 2^63-2, xsplit", &k, &v, &kc, &vc, &slots, LLMK_KV_XSPLIT, &ws,
+              &plan);
+  TU_CHECK(st == LLMK_SUCCESS && ws == 0, "empty, H = 2^63-2, xsplit: %d ws %zu ('%s')",
+           (int)st, ws, llmk_last_error());
+  if (st == LLMK_SUCCESS) {
+    st = llmk_scatter_pa_kv_cache(NULL, 0, plan, NULL);
+    TU_CHECK(st == LLMK_SUCCESS, "empty, H = 2^63-2, xsplit: phase 2 %d ('%s')", (int)st,
+             llmk_last_error());
+  }
+}
+
+/* Finding 6: a value row of D = 0 into an x-split value cache: prefetching its runs
+ * computed (len - 1) * stride + 1 bytes with len 0. */
+static void test_reg_value_d0_xsplit(void) {
+  const int64_t T = 6;
+  th_tensor k, v, kc, vc, slots;
+  th_tensor_make(&k, LLMK_F16, 3, (int64_t[]){T, 1, 8}, NULL);
+  th_tensor_make(&v, LLMK_F16, 3, (int64_t[]){T, 1, 0}, (int64_t[]){1, 1, 1});
+  th_tensor_make(&kc, LLMK_F16, 5, (int64_t[]){1, 1, 1, 8, 8}, NULL);
+  th_tensor_make(&vc, LLMK_F16, 4, (int64_t[]){1, 1, 0, 8}, (int64_t[]){8, 8, 8, 1});
+  th_tensor_make(&slots, LLMK_I64, 1, (int64_t[]){T}, NULL);
+  th_fill_pattern(k.t.data, k.buf.size, 5);
+  for (int64_t t = 0; t < T; t++) ((int64_t *)slots.t.data)[t] = t;
+  size_t ws = 0;
+  llmk_plan *plan = NULL;
+  llmk_status st = reg_p1("value D = 0, xsplit", &k.t, &v.t, &kc.t, &vc.t, &slots.t,
+                          LLMK_KV_XSPLIT, &ws, &plan);
+  TU_CHECK(st == LLMK_SUCCESS, "value D = 0, xsplit: phase 1 %d ('%s')", (int)st,
+           llmk_last_error());
+  if (st == LLMK_SUCCESS) {
+    double t0 = tu_now();
+    st = th_run_plan(llmk_scatter_pa_kv_cache, plan, ws, NULL);
+    TU_CHECK(st == LLMK_SUCCESS && tu_now() - t0 < 1.0,
+             "value D = 0, xsplit: phase 2 %d in %.2f s ('%s')", (int)st, tu_now() - t0,
+             llmk_last_error());
+    /* key_cache [1, 1, 1, bs=8, x=8]: slot t's 8 elements are key[t] */
+    TU_CHECK(memcmp(kc.t.data, k.t.data, (size_t)T * 16) == 0,
+             "value D = 0, xsplit: key_cache rows differ from key");
+    TU_CHECK(th_tensor_guards_ok(&kc) && th_tensor_guards_ok(&vc),
+             "value D = 0, xsplit: a guard zone was written");
+  }
+  th_tensor_free(&k);
+  th_tensor_free(&v);
+  th_tensor_free(&kc);
+  th_tensor_free(&vc);
+  th_tensor_free(&slots);
+}
+
+/* Class (b): H*D of an NZ key overflowing int64 (an empty key, T = 0) is refused, not
+ * computed; runs that merge over a stride only an extent of 1 allows (INT64_MAX) do not
+ * overflow; T so large that the duplicate table's size would wrap is not looped over
+ * when nothing is moved (an empty key row). */
+static void test_reg_overflows(void) {
+  const int64_t one[5] = {1, 1, 1, 1, 1};
+  llmk_tensor k, kc, slots;
+  size_t ws = 1;
+  llmk_plan *plan = NULL;
+  reg_desc(&slots, LLMK_I64, 1, (int64_t[]){0}, one, NULL);
+  reg_desc(&k, LLMK_F16, 3, (int64_t[]){0, INT64_C(1) << 62, 4}, one, NULL);
+  reg_desc(&kc, LLMK_F16, 4, (int64_t[]){0, 1, 1, 16}, one, NULL);
+  llmk_status st =
+      reg_p1("nz, H*D overflows", &k, NULL, &kc, NULL, &slots, LLMK_KV_NZ, &ws, &plan);
+  th_check_refused("nz, H*D overflows", st, LLMK_ERROR_INVALID_SHAPE, &plan, &ws,
+                   "scatter_pa_kv_cache", "H*D");
+  if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+
+  /* blocks: key [1, 3, 1] with strides [3, 1, INT64_MAX] (D = 1: any stride) */
+  {
+    th_tensor kk, cc, ss;
+    th_tensor_make(&kk, LLMK_F16, 3, (int64_t[]){1, 3, 1}, (int64_t[]){3, 1, INT64_MAX});
+    th_tensor_make(&cc, LLMK_F16, 4, (int64_t[]){1, 1, 3, 1}, NULL);
+    th_tensor_make(&ss, LLMK_I64, 1, (int64_t[]){1}, NULL);
+    th_fill_pattern(kk.t.data, kk.buf.size, 6);
+    st = reg_p1("blocks, D stride INT64_MAX", &kk.t, NULL, &cc.t, NULL, &ss.t,
+                LLMK_KV_BLOCKS, &ws, &plan);
+    TU_CHECK(st == LLMK_SUCCESS, "blocks, D stride INT64_MAX: phase 1 %d ('%s')", (int)st,
+             llmk_last_error());
+    if (st == LLMK_SUCCESS) {
+      st = th_run_plan(llmk_scatter_pa_kv_cache, plan, ws, NULL);
+      TU_CHECK(st == LLMK_SUCCESS && memcmp(cc.t.data, kk.t.data, 6) == 0,
+               "blocks, D stride INT64_MAX: phase 2 %d or wrong bytes", (int)st);
+    }
+    th_tensor_free(&kk);
+    th_tensor_free(&cc);
+    th_tensor_free(&ss);
+  }
+
+  /* T = 2^62 + 1 padding tokens of empty rows (slot_mapping stride 0) */
+  int64_t pad = -1, T = (INT64_C(1) << 62) + 1;
+  reg_desc(&slots, LLMK_I64, 1, (int64_t[]){T}, (int64_t[]){0}, &pad);
+  reg_desc(&k, LLMK_F16, 3, (int64_t[]){T, 0, 8}, one, NULL);
+  reg_desc(&kc, LLMK_F16, 4, (int64_t[]){1, 1, 0, 8}, one, NULL);
+  st = reg_p1("T = 2^62+1, empty rows", &k, NULL, &kc, NULL, &slots, LLMK_KV_BLOCKS, &ws,
+              &plan);
+  TU_CHECK(st == LLMK_SUCCESS && ws == 0, "T = 2^62+1, empty rows: %d ws %zu ('%s')",
+           (int)st, ws, llmk_last_error());
+  if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+}
+
+static void test_regressions(void) {
+  double t0 = tu_now();
+  test_reg_empty_huge_heads();
+  test_reg_value_d0_xsplit();
+  test_reg_overflows();
+  printf("regressions: %.2f s\n", tu_now() - t0);
+}
+
 int main(void) {
   double t0 = tu_now();
   tu_seed(20240817);
@@ -1856,6 +2013,7 @@ int main(void) {
   printf("native isa %s, isa in force %s, threading %s%s\n", llmk_isa_name(g_native),
          llmk_isa_name(llmk_get_isa()), llmk_threading_runtime(),
          SLOW ? " (sanitizer build: reduced case counts)" : "");
+  test_regressions();
   test_samples();
   test_errors();
   test_workspace_and_plans();

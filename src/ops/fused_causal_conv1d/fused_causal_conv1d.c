@@ -110,9 +110,11 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
                          "%s.strides[%d]=%" PRId64 " must be 1 (channels contiguous)",
                          unit[i]->name, (int)u->rank - 1, u->strides[u->rank - 1]);
   }
-  bool xok = x->rank == 2 ? rows_disjoint(1, 0, x->shape[0], x->strides[0], dim)
-                          : rows_disjoint(x->shape[0], x->strides[0], x->shape[1],
-                                          x->strides[1], dim);
+  /* (with dim 0 x has no rows, and its strides need not fit the arithmetic) */
+  bool xok =
+      dim <= 0 || (x->rank == 2 ? rows_disjoint(1, 0, x->shape[0], x->strides[0], dim)
+                                : rows_disjoint(x->shape[0], x->strides[0], x->shape[1],
+                                                x->strides[1], dim));
   if (dim > 0 && !xok)
     return llmk__error(
         LLMK_ERROR_INVALID_SHAPE, op,
@@ -176,8 +178,14 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   p->C = cs->shape[1];
   p->lines = cs->shape[0];
   p->batch = batch;
-  p->T = x->rank == 2 ? x->shape[0] : batch * x->shape[1];
-  p->S = x->rank == 3 ? x->shape[1] : 0;
+  p->x3 = x->rank == 3;
+  p->S = p->x3 ? x->shape[1] : 0;
+  p->noop = batch == 0 || dim == 0 || (p->x3 && p->S == 0);
+  /* T of a 3-D x is only a count (the 2-D checks use it); an empty one may overflow */
+  if (!p->x3)
+    p->T = x->shape[0];
+  else if (__builtin_mul_overflow(batch, p->S, &p->T))
+    p->T = INT64_MAX;
   p->x = x->data;
   p->xs0 = x->strides[0];
   p->xs1 = x->rank == 3 ? x->strides[1] : 0;
@@ -206,6 +214,45 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   p->conv_mode = (int)conv_mode;
   p->flags = (residual ? LLMK__CONV_RESID : 0u) |
              (activation == LLMK_ACTIVATION_SILU ? LLMK__CONV_SILU : 0u);
+  return LLMK_SUCCESS;
+}
+
+/* *ws += align64(a * b * c); false when that overflows size_t */
+static bool ws_add(size_t *ws, size_t a, size_t b, size_t c) {
+  size_t n;
+  return !__builtin_mul_overflow(a, b, &n) && !__builtin_mul_overflow(n, c, &n) &&
+         !__builtin_add_overflow(n, (size_t)63, &n) &&
+         !__builtin_add_overflow(*ws, n & ~(size_t)63, ws);
+}
+
+/* workspace: [bitmap of written lines][f32 weight][f32 bias][seq_info][cost prefix]
+ * [per part: the history rows set aside (x's dtype) and the f32 window between tiles];
+ * none for a call with nothing to do. INVALID_SHAPE when its size overflows size_t. */
+static llmk_status plan_workspace(conv_plan *p) {
+  p->max_parts = llmk__plan_tasks();
+  p->ws_size = 0;
+  if (p->noop) return LLMK_SUCCESS;
+  size_t ws = 0, K1 = (size_t)(p->K - 1), dim = (size_t)p->dim, s1 = 0, s2 = 0;
+  bool ok = ws_add(&ws, (size_t)p->lines / 8 + ((size_t)p->lines % 8 != 0), 1, 1);
+  p->off_w = ws;
+  if (p->wdt != LLMK_F32) ok = ok && ws_add(&ws, (size_t)p->K, dim, 4);
+  p->off_b = ws;
+  if (p->bias && (p->bdt != LLMK_F32 || p->bs0 != 1)) ok = ok && ws_add(&ws, dim, 4, 1);
+  p->off_seq = ws;
+  ok = ok && ws_add(&ws, (size_t)p->batch, sizeof(seq_info), 1);
+  p->off_prefix = ws;
+  ok = ok && ws_add(&ws, (size_t)p->batch + 1, sizeof(int64_t), 1);
+  ok = ok && ws_add(&s1, K1, dim, p->esz) && ws_add(&s1, K1, dim, 4);
+  p->scratch_bytes = s1;
+  p->off_scratch = ws;
+  ok = ok && ws_add(&s2, (size_t)p->max_parts, s1, 1) &&
+       !__builtin_add_overflow(ws, s2, &ws) && !__builtin_add_overflow(ws, 64, &ws);
+  if (!ok)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "the workspace for batch=%" PRId64 ", dim=%" PRId64
+                       ", num_lines=%" PRId64 " (K=%d) overflows size_t",
+                       p->batch, p->dim, p->lines, p->K);
+  p->ws_size = ws;
   return LLMK_SUCCESS;
 }
 
@@ -240,23 +287,7 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
   for (int i = 0; i < 11; i++)
     refs[i] = (llmk__tref){t[i].t, t[i].name, i == 0 || i == 2};
   LLMK__TRY(llmk__check_overlaps(op, refs, 11, NULL, 0));
-  /* workspace: [bitmap of written lines][f32 weight][f32 bias][seq_info][cost prefix] */
-  size_t ws = align64(((size_t)p.lines + 7) / 8);
-  p.off_w = ws;
-  if (p.wdt != LLMK_F32) ws += align64((size_t)p.K * (size_t)p.dim * 4);
-  p.off_b = ws;
-  if (p.bias && (p.bdt != LLMK_F32 || p.bs0 != 1)) ws += align64((size_t)p.dim * 4);
-  p.off_seq = ws;
-  ws += align64((size_t)p.batch * sizeof(seq_info));
-  p.off_prefix = ws;
-  ws += align64(((size_t)p.batch + 1) * sizeof(int64_t));
-  /* per part: the history rows set aside (x's dtype) and the f32 window between tiles */
-  p.max_parts = llmk__plan_tasks();
-  p.scratch_bytes = align64((size_t)(p.K - 1) * (size_t)p.dim * p.esz) +
-                    align64((size_t)(p.K - 1) * (size_t)p.dim * 4);
-  p.off_scratch = ws;
-  ws += (size_t)p.max_parts * p.scratch_bytes;
-  p.ws_size = p.batch == 0 ? 0 : ws + 64;
+  LLMK__TRY(plan_workspace(&p));
   p.kern = llmk__conv1d_kernels_for(llmk_get_isa());
   p.cvt = llmk__convert_kernels_for(llmk_get_isa());
   llmk_plan *out;

@@ -17,6 +17,9 @@
 extern const char llmk__fcc_op[];
 
 #define PARALLEL_MIN 65536 /* bytes moved below which the call stays on one thread */
+/* the most a sequence's cost and the costs' sum count (run.c multiplies the sum by
+ * at most 257 channel blocks, and by dim * esz with a check) */
+#define FCC_COST_MAX (INT64_MAX / 512)
 
 typedef struct seq_info {
   int64_t base;   /* element offset of token 0 in x */
@@ -35,6 +38,8 @@ typedef struct conv_plan {
   size_t esz;
   int K;
   int64_t dim, C, lines, batch, T, S; /* S: tokens per sequence of a 3-D x, else 0 */
+  bool x3;                            /* x is 3-D ([batch, S, dim]; S may be 0) */
+  bool noop; /* no token or no channel (batch, S or dim 0): nothing to check or write */
   char *x;
   int64_t xs0, xs1;
   char *cs;

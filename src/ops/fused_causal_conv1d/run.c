@@ -19,7 +19,7 @@ typedef struct conv_job {
 } conv_job;
 
 static inline char *xrow(const conv_plan *p, const seq_info *s, int64_t i, int64_t d0) {
-  int64_t ts = p->S ? p->xs1 : p->xs0;
+  int64_t ts = p->x3 ? p->xs1 : p->xs0;
   return p->x + (size_t)(s->base + i * ts + d0) * p->esz;
 }
 
@@ -73,7 +73,7 @@ static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0
   /* 4. the conv over the chunk */
   llmk__conv1d_seq q = {
       .x = xrow(p, s, 0, d0),
-      .xstride = (ptrdiff_t)((p->S ? p->xs1 : p->xs0) * (int64_t)p->esz),
+      .xstride = (ptrdiff_t)((p->x3 ? p->xs1 : p->xs0) * (int64_t)p->esz),
       .L = s->L,
       .hist = (const char *)snap,
       .hstride = (ptrdiff_t)rb,
@@ -138,7 +138,7 @@ static void run_part(void *arg, int ith, int nth) {
 static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) {
   const conv_plan *p = payload;
   llmk_status st = LLMK_SUCCESS;
-  if (p->batch > 0) {
+  if (!p->noop) {
     char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
     seq_info *si = (seq_info *)(void *)(ws + p->off_seq);
     int64_t *prefix = (int64_t *)(void *)(ws + p->off_prefix);
@@ -167,7 +167,9 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
       } else if (p->bias) {
         j.bias = (const float *)(const void *)p->bias;
       }
-      int64_t bytes = prefix[p->batch] * p->dim * (int64_t)p->esz;
+      int64_t bytes;
+      if (__builtin_mul_overflow(prefix[p->batch], p->dim * (int64_t)p->esz, &bytes))
+        bytes = INT64_MAX;
       int parts = bytes < PARALLEL_MIN ? 1 : llmk__parallel_tasks(ctx, p->max_parts);
       /* whole rows per item unless there are too few sequences to go round */
       int64_t nblk = (4 * (int64_t)parts + p->batch - 1) / p->batch, cap = p->dim / 256;

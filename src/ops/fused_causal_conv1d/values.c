@@ -12,6 +12,18 @@ static inline int64_t mod_pos(int64_t a, int64_t m) {
   return r < 0 ? r + m : r;
 }
 
+/* 2L + M + K + nfill*(K-1), the rows a sequence moves (only a balance of the work
+ * between threads), saturated at FCC_COST_MAX so that sums and the products of run.c
+ * stay in int64. */
+static int64_t cost_of(int64_t L, int64_t M, int K, int64_t nfill) {
+  int64_t c, f;
+  if (__builtin_mul_overflow(nfill, (int64_t)(K - 1), &f) ||
+      __builtin_mul_overflow(L, (int64_t)2, &c) || __builtin_add_overflow(c, M, &c) ||
+      __builtin_add_overflow(c, (int64_t)K, &c) || __builtin_add_overflow(c, f, &c))
+    return FCC_COST_MAX;
+  return c < FCC_COST_MAX ? c : FCC_COST_MAX;
+}
+
 static bool line_ok(const conv_plan *p, int64_t line) {
   return line == p->pad || (line >= 0 && line < p->lines);
 }
@@ -20,7 +32,7 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
                                    int64_t *prefix) {
   const int K = p->K;
   memset(written, 0, ((size_t)p->lines + 7) / 8);
-  if (!p->S) {
+  if (!p->x3) {
     int64_t q0 = llmk__view_get(&p->qsl, 0, 0);
     if (q0 != 0)
       return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
@@ -29,7 +41,7 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
   for (int64_t b = 0; b < p->batch; b++) {
     seq_info *s = &si[b];
     memset(s, 0, sizeof *s);
-    if (p->S) {
+    if (p->x3) {
       s->base = b * p->xs0;
       s->L = p->S;
     } else {
@@ -127,7 +139,10 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
       s->last_full = L - seo - (seo == 0 ? B : 0);
       s->first = first;
       s->nfill = last - first;
-      int64_t bdy0 = s->last_full - (s->nfill - 1) * B;
+      int64_t back, bdy0; /* an overflow is a boundary far before the history */
+      if (__builtin_mul_overflow(s->nfill - 1, B, &back) ||
+          __builtin_sub_overflow(s->last_full, back, &bdy0))
+        bdy0 = -1;
       if (bdy0 < 0)
         return llmk__error(
             LLMK_ERROR_INVALID_VALUE, op,
@@ -146,7 +161,7 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
       }
     }
     int64_t len = s->hn + s->L, M = p->C < len ? p->C : len;
-    s->cost = 2 * s->L + M + K + s->nfill * (K - 1);
+    s->cost = cost_of(s->L, M, K, s->nfill);
   }
   /* lines written twice, then lines read by one sequence and written by another */
   for (int64_t b = 0; b < p->batch; b++) {
@@ -176,6 +191,9 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
                          b, s->R);
   }
   prefix[0] = 0;
-  for (int64_t b = 0; b < p->batch; b++) prefix[b + 1] = prefix[b] + si[b].cost;
+  for (int64_t b = 0; b < p->batch; b++) {
+    int64_t sum = prefix[b] + si[b].cost; /* both <= FCC_COST_MAX */
+    prefix[b + 1] = sum < FCC_COST_MAX ? sum : FCC_COST_MAX;
+  }
   return LLMK_SUCCESS;
 }

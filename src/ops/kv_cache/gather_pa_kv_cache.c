@@ -90,7 +90,7 @@ static llmk_status run_gather(const void *payload, void *workspace, llmk_context
     }
     int64_t blocks =
         len == 0 ? 0 : (p->block_size == 0 ? INT64_MAX : (len - 1) / p->block_size + 1);
-    if (blocks > p->max_blocks) {
+    if (blocks > p->max_blocks || (len > 0 && p->block_size == 0)) {
       st = llmk__error(LLMK_ERROR_INVALID_VALUE, llmk__gather_op,
                        "seq_lens[%" PRId64 "]=%" PRId64 " needs %s%" PRId64
                        " blocks of %" PRId64 ", but max_blocks=%" PRId64,
@@ -118,7 +118,7 @@ static llmk_status run_gather(const void *payload, void *workspace, llmk_context
     st = llmk__error(LLMK_ERROR_INVALID_VALUE, llmk__gather_op,
                      "sum(seq_lens)=%" PRId64 " must equal key_out.shape[0]=%" PRId64,
                      total, p->T);
-  if (st == LLMK_SUCCESS) {
+  if (st == LLMK_SUCCESS && llmk__kv_moves(p)) {
     start[p->B] = total;
     gather_job job = {p, start, llmk__kv_use_streaming(p)};
     llmk__parallel_for(ctx, p->T, llmk__kv_token_grain(p), gather_range, &job);

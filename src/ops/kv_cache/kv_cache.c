@@ -31,27 +31,51 @@ const char *llmk_kv_layout_name(llmk_kv_layout layout) {
 
 /* ------------------------------------------------------------------- runs */
 
-/* Writes the runs of one side into `out` (when not NULL) and returns their number.
- * ts1/ts2: the token tensor's head and dim strides; cs: the cache's strides. */
+/* Whether `off` is where a run from `start` of `len` elements `stride` apart would
+ * place its next element (false when that place is past int64: a stride that only an
+ * extent of 1 allows can be anything). */
+static bool run_continues(int64_t start, int64_t len, int64_t stride, int64_t off) {
+  int64_t next;
+  return !__builtin_mul_overflow(len, stride, &next) &&
+         !__builtin_add_overflow(start, next, &next) && next == off;
+}
+
+/* The most runs build_runs() writes for one side: 1 per head (blocks, x-split value),
+ * D/x per head (x-split key), at most D/ld + 2 per head (NZ); -1 when that overflows.
+ * Rows without elements (H or D 0) have none. */
+static int64_t max_runs(llmk_kv_layout layout, bool is_key, int64_t H, int64_t D,
+                        int64_t x_or_ld) {
+  if (H <= 0 || D <= 0) return 0;
+  int64_t per_head = layout == LLMK_KV_BLOCKS             ? 1
+                     : layout == LLMK_KV_XSPLIT && is_key ? D / x_or_ld
+                     : layout == LLMK_KV_XSPLIT           ? 1
+                                                          : D / x_or_ld + 2;
+  int64_t n;
+  return __builtin_mul_overflow(H, per_head, &n) ? -1 : n;
+}
+
+/* Writes the runs of one side into `out` (at most `cap`, see max_runs()) and returns
+ * their number. ts1/ts2: the token tensor's head and dim strides; cs: the cache's
+ * strides. A row without elements (H or D 0) has no runs. */
 static int64_t build_runs(llmk_kv_layout layout, bool is_key, const int64_t *cs,
                           int64_t ts1, int64_t ts2, int64_t H, int64_t D, int64_t x_or_ld,
-                          bool per_head, llmk__kv_run *out) {
+                          bool per_head, llmk__kv_run *out, int64_t cap) {
   int64_t n = 0;
+  if (H <= 0 || D <= 0 || cap <= 0) return 0;
 #define EMIT(tok, cache, l, tst, cst, hh)                                          \
   do {                                                                             \
     llmk__kv_run r_ = {(tok), (cache), (l), (tst), (cst), (hh)};                   \
-    if (out && n > 0) {                                                            \
+    if (n > 0) {                                                                   \
       llmk__kv_run *p_ = &out[n - 1];                                              \
       if ((!per_head || p_->head == r_.head) && p_->tok_stride == r_.tok_stride && \
           p_->cache_stride == r_.cache_stride &&                                   \
-          r_.tok_off == p_->tok_off + p_->len * p_->tok_stride &&                  \
-          r_.cache_off == p_->cache_off + p_->len * p_->cache_stride) {            \
+          run_continues(p_->tok_off, p_->len, p_->tok_stride, r_.tok_off) &&       \
+          run_continues(p_->cache_off, p_->len, p_->cache_stride, r_.cache_off)) { \
         p_->len += r_.len;                                                         \
         break;                                                                     \
       }                                                                            \
     }                                                                              \
-    if (out) out[n] = r_;                                                          \
-    n++;                                                                           \
+    if (n < cap) out[n++] = r_;                                                    \
   } while (0)
   for (int64_t h = 0; h < H; h++) {
     if (layout == LLMK_KV_BLOCKS) { /* [nb, bs, H, D] */
@@ -148,12 +172,17 @@ static llmk_status check_side_shapes(const char *op, llmk_kv_layout layout, bool
     bs_dim = 3;
   } else {
     unit = (int64_t)(32 / cesz);
-    if ((H * D) % unit)
+    int64_t hd;
+    if (__builtin_mul_overflow(H, D, &hd))
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "H*D of %s overflows int64 (H=%" PRId64 ", D=%" PRId64 ")",
+                         s->tok_name, H, D);
+    if (hd % unit)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                          "H*D=%" PRId64 " of %s must be a multiple of ld=%" PRId64
                          " for NZ",
-                         H * D, s->tok_name, unit);
-    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 1, H * D / unit, "H*D/ld"));
+                         hd, s->tok_name, unit);
+    LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 1, hd / unit, "H*D/ld"));
     LLMK__TRY(llmk__check_dim(op, s->cache_name, cache, 3, unit,
                               "ld (32 bytes / element size)"));
     bs_dim = 2;
@@ -200,6 +229,52 @@ static int64_t layout_unit(llmk_kv_layout layout, bool is_key, const llmk_tensor
   if (layout == LLMK_KV_XSPLIT && is_key) return (int64_t)(16 / cesz);
   if (layout == LLMK_KV_NZ) return (int64_t)(32 / cesz);
   return 0;
+}
+
+/* The plan's payload (the plan, then counts[i] runs per side) and the workspace:
+ * scatter's duplicate table when more than one token moves (16 + 16 * cap + T bytes,
+ * cap the power of two >= max(16, 2T)), gather's start offsets (16 + 8 * (B + 1)).
+ * INVALID_SHAPE when one of them overflows. */
+static llmk_status plan_sizes(const kv_plan *p, const llmk__kv_side_args sides[2],
+                              const int64_t counts[2], size_t *payload, size_t *ws) {
+  const char *op = p->op;
+  for (int i = 0; i < 2; i++)
+    if (counts[i] < 0)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "%s: the runs of a row (H=%" PRId64 ", D=%" PRId64
+                         ") overflow int64",
+                         sides[i].tok_name, p->side[i].H, p->side[i].D);
+  size_t runs, bytes;
+  if (__builtin_add_overflow((uint64_t)counts[0], (uint64_t)counts[1], &runs) ||
+      __builtin_mul_overflow(runs, sizeof(llmk__kv_run), &bytes) ||
+      __builtin_add_overflow(bytes, sizeof *p, payload))
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "the run lists of %s (H=%" PRId64 ", D=%" PRId64
+                       ") overflow size_t",
+                       sides[0].tok_name, p->side[0].H, p->side[0].D);
+  *ws = 0;
+  if (p->gather) {
+    size_t starts;
+    if (p->B == INT64_MAX ||
+        __builtin_mul_overflow((size_t)p->B + 1, sizeof(int64_t), &starts) ||
+        __builtin_add_overflow(starts, (size_t)16, ws))
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "block_tables.shape[0]=B=%" PRId64
+                         ": the workspace (16 + 8 * (B+1) bytes) overflows size_t",
+                         p->B);
+  } else if (p->T > 1 && runs > 0) {
+    size_t cap = 16, twice, table;
+    bool ovf = __builtin_mul_overflow((size_t)p->T, (size_t)2, &twice);
+    while (!ovf && cap < twice) ovf = __builtin_mul_overflow(cap, (size_t)2, &cap);
+    if (ovf || __builtin_mul_overflow(cap, 2 * sizeof(int64_t), &table) ||
+        __builtin_add_overflow(table, (size_t)16 + (size_t)p->T, ws))
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "T=%" PRId64
+                         ": the workspace's duplicate table (16 * next_pow2(2T) + T "
+                         "bytes) overflows size_t",
+                         p->T);
+  }
+  return LLMK_SUCCESS;
 }
 
 /* The common phase 1 of both ops, after the op-specific NULL checks. */
@@ -292,6 +367,7 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   p.T = T;
   p.num_blocks = nb;
   p.block_size = bs;
+  p.num_slots = num_slots;
   if (gather) {
     p.tables = llmk__view_of(index_a);
     p.lens = llmk__view_of(index_b);
@@ -300,8 +376,9 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   } else {
     p.slots = llmk__view_of(index_a);
   }
-  /* runs */
+  /* runs: none where no token row can reach a slot (T 0, an empty cache) */
   int64_t counts[2] = {0, 0}, units[2] = {0, 0};
+  bool moves = T > 0 && num_slots > 0;
   for (int i = 0; i < 2; i++) {
     if (i == 1 && !has_v) break;
     llmk__kv_side *k = &p.side[i];
@@ -309,19 +386,10 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
     k->cache = sides[i].cache->data;
     k->scale = sides[i].scale ? sides[i].scale->data : NULL;
     units[i] = layout_unit(layout, i == 0, sides[i].cache);
-    counts[i] =
-        build_runs(layout, i == 0, sides[i].cache->strides, sides[i].tok->strides[1],
-                   sides[i].tok->strides[2], k->H, k->D, units[i], k->scale_n > 1, NULL);
+    counts[i] = moves ? max_runs(layout, i == 0, k->H, k->D, units[i]) : 0;
   }
-  size_t payload = sizeof p + (size_t)(counts[0] + counts[1]) * sizeof(llmk__kv_run);
-  size_t ws = 0;
-  if (gather)
-    ws = 16 + (size_t)(p.B + 1) * sizeof(int64_t);
-  else if (T > 1) {
-    size_t cap = 16;
-    while (cap < (size_t)T * 2) cap *= 2;
-    ws = 16 + cap * 2 * sizeof(int64_t) + (size_t)T;
-  }
+  size_t payload = 0, ws = 0;
+  LLMK__TRY(plan_sizes(&p, sides, counts, &payload, &ws));
   p.kern = llmk__kv_kernels_for(llmk_get_isa());
   llmk_plan *out;
   LLMK__TRY(llmk__plan_create(op, gather ? LLMK__OP_GATHER_KV : LLMK__OP_SCATTER_KV,
@@ -335,9 +403,9 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
     k->gather = gather;
     k->kern = pp->kern;
     k->runs = runs;
-    k->nruns =
-        build_runs(layout, i == 0, sides[i].cache->strides, sides[i].tok->strides[1],
-                   sides[i].tok->strides[2], k->H, k->D, units[i], k->scale_n > 1, runs);
+    k->nruns = build_runs(layout, i == 0, sides[i].cache->strides,
+                          sides[i].tok->strides[1], sides[i].tok->strides[2], k->H, k->D,
+                          units[i], k->scale_n > 1, runs, counts[i]);
     /* grouping pays where a token's row is split into pieces and consecutive slots
      * sit within one cache line of each other */
     k->group = (k->nruns > 1 || (k->nruns == 1 && k->runs[0].cache_stride != 1)) &&

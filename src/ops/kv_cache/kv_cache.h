@@ -18,6 +18,7 @@ typedef struct kv_plan {
   bool gather;
   llmk__kv_side side[2];
   int64_t T, num_blocks, block_size;
+  int64_t num_slots;       /* num_blocks * block_size, checked in phase 1 */
   llmk__view slots;        /* scatter: [T] */
   llmk__view tables, lens; /* gather: [B, max_blocks], [B] */
   int64_t B, max_blocks;
@@ -43,12 +44,26 @@ llmk_status llmk__kv_check_scales(const kv_plan *p);
  * anyway, and non-temporal stores save the read of every destination line. */
 #define KV_STREAM_BYTES ((int64_t)16 << 20)
 
+/* Whether any token row has elements to move (else phase 2 only checks values). */
+static inline bool llmk__kv_moves(const kv_plan *p) {
+  return p->side[0].nruns > 0 || p->side[1].nruns > 0;
+}
+
+/* a * b, or INT64_MAX where that overflows (operands >= 0) */
+static inline int64_t llmk__kv_sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 static inline bool llmk__kv_use_streaming(const kv_plan *p) {
   int64_t bytes = 0;
   for (int i = 0; i < 2; i++)
-    if (p->side[i].present)
-      bytes += p->T * p->side[i].H * p->side[i].D *
-               (int64_t)(p->gather ? p->side[i].tok_esz : p->side[i].cache_esz);
+    if (p->side[i].present) {
+      int64_t b = llmk__kv_sat_mul(
+          llmk__kv_sat_mul(llmk__kv_sat_mul(p->T, p->side[i].H), p->side[i].D),
+          (int64_t)(p->gather ? p->side[i].tok_esz : p->side[i].cache_esz));
+      if (__builtin_add_overflow(bytes, b, &bytes)) bytes = INT64_MAX;
+    }
   return bytes >= KV_STREAM_BYTES;
 }
 
@@ -60,8 +75,12 @@ static inline int64_t llmk__kv_token_grain(const kv_plan *p) {
   int64_t bytes = 0;
   for (int i = 0; i < 2; i++)
     if (p->side[i].present)
-      bytes += p->side[i].H * p->side[i].D *
-               (int64_t)(p->side[i].tok_esz + p->side[i].cache_esz);
+      if (__builtin_add_overflow(
+              bytes,
+              llmk__kv_sat_mul(llmk__kv_sat_mul(p->side[i].H, p->side[i].D),
+                               (int64_t)(p->side[i].tok_esz + p->side[i].cache_esz)),
+              &bytes))
+        bytes = INT64_MAX;
   if (bytes <= 0) bytes = 1;
   int64_t g = KV_BYTES_PER_TASK / bytes;
   return g < 1 ? 1 : g;
@@ -100,6 +119,7 @@ static inline void prefetch_slot(const kv_plan *p, int64_t slot, bool write) {
     const char *row = cache_row(k, p, slot);
     for (int64_t r = 0; r < k->nruns && r < 64; r++) {
       const llmk__kv_run *run = &k->runs[r];
+      if (run->len <= 0) continue; /* (none are built; no bytes to touch) */
       const char *c = row + (size_t)run->cache_off * k->cache_esz;
       size_t bytes = (size_t)((run->len - 1) * run->cache_stride + 1) * k->cache_esz;
       for (size_t off = 0; off < bytes; off += 64) {

@@ -102,7 +102,7 @@ static llmk_status run_scatter(const void *payload, void *workspace, llmk_contex
   const kv_plan *p = payload;
   llmk_status st = LLMK_SUCCESS;
   st = llmk__kv_check_scales(p);
-  int64_t num_slots = p->num_blocks * p->block_size;
+  int64_t num_slots = p->num_slots;
   for (int64_t t = 0; st == LLMK_SUCCESS && t < p->T; t++) {
     int64_t s = llmk__view_get(&p->slots, t, 0);
     if (s >= num_slots)
@@ -112,7 +112,7 @@ static llmk_status run_scatter(const void *payload, void *workspace, llmk_contex
                        " (negative slots are skipped)",
                        t, s, num_slots);
   }
-  if (st == LLMK_SUCCESS) {
+  if (st == LLMK_SUCCESS && llmk__kv_moves(p)) {
     int64_t grain = llmk__kv_token_grain(p);
     scatter_job job = {p, NULL, llmk__kv_use_streaming(p)};
     if (parts_for(ctx, p->T, grain) > 1) job.skip = mark_overwritten(p, workspace);
