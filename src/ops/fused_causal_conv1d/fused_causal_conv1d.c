@@ -286,8 +286,8 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
   llmk__tref refs[11];
   for (int i = 0; i < 11; i++)
     refs[i] = (llmk__tref){t[i].t, t[i].name, i == 0 || i == 2};
-  LLMK__TRY(llmk__check_overlaps(op, refs, 11, NULL, 0));
   LLMK__TRY(plan_workspace(&p));
+  LLMK__TRY(llmk__check_overlaps(op, refs, 11, NULL, 0));
   p.kern = llmk__conv1d_kernels_for(llmk_get_isa());
   p.cvt = llmk__convert_kernels_for(llmk_get_isa());
   llmk_plan *out;
