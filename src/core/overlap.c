@@ -236,15 +236,25 @@ bool llmk__same_view(const llmk_tensor *a, const llmk_tensor *b) {
 
 llmk_status llmk__check_overlaps(const char *op, const llmk__tref *ts, int n,
                                  const int (*allowed)[2], int n_allowed) {
+  enum { MAX_REFS = 16 };
+  uintptr_t lo[MAX_REFS], hi[MAX_REFS];
+  if (n > MAX_REFS) return llmk__error(LLMK_ERROR_INTERNAL, op, "too many tensors");
+  for (int i = 0; i < n; i++) { /* byte spans, once; empty: none */
+    lo[i] = hi[i] = 0;
+    if (!ts[i].t || llmk_tensor_numel(ts[i].t) == 0) continue;
+    lo[i] = (uintptr_t)ts[i].t->data;
+    hi[i] = lo[i] + llmk__tensor_span_bytes(ts[i].t);
+  }
   for (int i = 0; i < n; i++) {
-    if (!ts[i].t || !ts[i].written) continue;
+    if (!ts[i].written || lo[i] == hi[i]) continue;
     if (llmk__tensor_self_overlaps(ts[i].t))
       return llmk__error(LLMK_ERROR_OVERLAP, op,
                          "%s is written but its elements share memory (a zero or "
                          "overlapping stride)",
                          ts[i].name);
     for (int j = 0; j < n; j++) {
-      if (j == i || !ts[j].t || (ts[j].written && j < i)) continue;
+      if (j == i || lo[j] == hi[j] || (ts[j].written && j < i)) continue;
+      if (hi[i] <= lo[j] || hi[j] <= lo[i]) continue; /* the common case */
       bool ok = false;
       for (int k = 0; k < n_allowed && !ok; k++)
         ok = (allowed[k][0] == i && allowed[k][1] == j) ||
