@@ -13,6 +13,15 @@
 
 #include <stdlib.h>
 
+/* llmk_dtype_size without the call through the PLT (the checks run on every phase 1) */
+static inline uint64_t esize(llmk_dtype dt) {
+  static const uint8_t size[LLMK_DTYPE_COUNT_] = {
+      [LLMK_F32] = 4, [LLMK_F16] = 2,        [LLMK_BF16] = 2,
+      [LLMK_I8] = 1,  [LLMK_U8] = 1,         [LLMK_I32] = 4,
+      [LLMK_I64] = 8, [LLMK_FP8_E4M3FN] = 1, [LLMK_FP8_E5M2] = 1};
+  return (unsigned)dt < LLMK_DTYPE_COUNT_ ? size[dt] : 0;
+}
+
 typedef struct form {
   uintptr_t base;
   int rank; /* dims, outermost first, each with extent > 1 */
@@ -26,7 +35,7 @@ typedef struct form {
 /* Bytes of t's data pointer is base; every size below was checked by llmk__check_tensor
  * not to overflow the span. */
 static void form_of(const llmk_tensor *t, form *f) {
-  uint64_t esz = llmk_dtype_size(t->dtype);
+  uint64_t esz = esize(t->dtype);
   int64_t n[LLMK_MAX_RANK];
   uint64_t s[LLMK_MAX_RANK];
   int r = 0;
@@ -217,7 +226,19 @@ llmk__overlap llmk__tensors_overlap(const llmk_tensor *a, const llmk_tensor *b) 
 }
 
 bool llmk__tensor_self_overlaps(const llmk_tensor *t) {
-  if (llmk_tensor_numel(t) <= 1) return false;
+  /* the common case first: the dims nest in their own order (row-major, padded rows) */
+  uint64_t esz = esize(t->dtype), span = esz;
+  bool in_order = true;
+  int64_t numel = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    if (t->shape[d] == 0) return false;
+    numel *= t->shape[d] > 1 ? 2 : 1; /* only whether it exceeds 1 matters */
+    if (t->shape[d] == 1) continue;
+    uint64_t sb = (uint64_t)t->strides[d] * esz;
+    if (sb < span) in_order = false;
+    span += (uint64_t)(t->shape[d] - 1) * sb;
+  }
+  if (numel <= 1 || in_order) return false;
   for (int d = 0; d < t->rank; d++)
     if (t->shape[d] > 1 && t->strides[d] == 0) return true;
   form f;
@@ -241,9 +262,17 @@ llmk_status llmk__check_overlaps(const char *op, const llmk__tref *ts, int n,
   if (n > MAX_REFS) return llmk__error(LLMK_ERROR_INTERNAL, op, "too many tensors");
   for (int i = 0; i < n; i++) { /* byte spans, once; empty: none */
     lo[i] = hi[i] = 0;
-    if (!ts[i].t || llmk_tensor_numel(ts[i].t) == 0) continue;
-    lo[i] = (uintptr_t)ts[i].t->data;
-    hi[i] = lo[i] + llmk__tensor_span_bytes(ts[i].t);
+    const llmk_tensor *t = ts[i].t;
+    if (!t) continue;
+    uint64_t last = 0;
+    bool empty = false;
+    for (int d = 0; d < t->rank; d++) {
+      empty |= t->shape[d] == 0;
+      last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+    }
+    if (empty) continue;
+    lo[i] = (uintptr_t)t->data;
+    hi[i] = lo[i] + (last + 1) * esize(t->dtype);
   }
   for (int i = 0; i < n; i++) {
     if (!ts[i].written || lo[i] == hi[i]) continue;
