@@ -201,8 +201,10 @@ static void decode(fz_reader *r, call *c, bool *present) {
         present[k] = true;
       }
       present[5] = true;
-      fz_fill_index(r, spec ? &t[2] : &t[3],
-                    (bs > 0 ? bs : 1) * (mb > 0 && mb < 4096 ? mb : 1));
+      int64_t cap;
+      if (__builtin_mul_overflow(bs > 0 ? bs : 1, mb > 0 && mb < 4096 ? mb : 1, &cap))
+        cap = INT64_MAX;
+      fz_fill_index(r, spec ? &t[2] : &t[3], cap);
       if (spec) {
         int64_t s2[2] = {ns, S};
         fz_tensor_new(r, &t[6], i64_dt, 2, 2, s2);

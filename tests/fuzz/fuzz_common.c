@@ -432,8 +432,15 @@ static void compare(const char *op, const char *what, bool with_snap) {
     if (memcmp(b->base, want, b->n) == 0) continue;
     size_t o = 0;
     while (b->base[o] == want[o]) o++;
-    fz_fail("%s: %s: buffer %d (%zu bytes) differs at byte %zu: 0x%02x, expected 0x%02x",
-            op, what, i, b->n, o, b->base[o], want[o]);
+    size_t a = o & ~(size_t)7; /* the aligned 8 bytes around it, for the element */
+    uint64_t got = 0, exp = 0;
+    memcpy(&got, b->base + a, a + 8 <= b->n ? 8 : b->n - a);
+    memcpy(&exp, want + a, a + 8 <= b->n ? 8 : b->n - a);
+    fz_fail(
+        "%s: %s: buffer %d (%zu bytes) differs at byte %zu: 0x%02x, expected 0x%02x "
+        "(bytes %zu..: 0x%016llx, expected 0x%016llx)",
+        op, what, i, b->n, o, b->base[o], want[o], a, (unsigned long long)got,
+        (unsigned long long)exp);
   }
 }
 

@@ -53,7 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   s[0] = B;
   c.p[SEQ] = fz_tensor_new(&r, &c.t[SEQ], kv_idx_dt, 2, 1, s);
   /* sequence lengths first, so that key_out can have their sum as its rows */
-  int64_t cap = (mb > 0 ? mb : 0) * (bs > 0 && bs < 1024 ? bs : 1), sum = 0;
+  int64_t cap, sum = 0;
+  if (__builtin_mul_overflow(mb > 0 ? mb : 0, bs > 0 && bs < 1024 ? bs : 1, &cap) ||
+      cap == INT64_MAX)
+    cap = INT64_MAX - 1;
   int64_t n = fz_numel(&c.t[SEQ].t);
   for (int64_t i = 0; i < n && i < 4096; i++) {
     int64_t v = fz_index(&r, cap + 1);

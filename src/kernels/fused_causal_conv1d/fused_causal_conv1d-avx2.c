@@ -7,14 +7,29 @@
 #define INLINE static inline __attribute__((always_inline))
 
 /* llmk__avx2_f32_to_bf16 of two vectors with one pack: 16 bf16 values */
+/* NaN lanes as LLMK__CONV_NAN (fused_causal_conv1d.h) */
+INLINE __m256 canon_nan(__m256 y) {
+  return _mm256_blendv_ps(y, _mm256_set1_ps(LLMK__CONV_NAN),
+                          _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
+}
+
 INLINE void store_bf16x2(void *dst, __m256 a, __m256 b) {
   __m256i p;
   if (__builtin_expect(!_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q)), 1))
     p = _mm256_packus_epi32(llmk__avx2_bf16_bits_no_nan(a),
                             llmk__avx2_bf16_bits_no_nan(b));
   else
-    p = _mm256_packus_epi32(llmk__avx2_bf16_bits(a), llmk__avx2_bf16_bits(b));
+    p = _mm256_packus_epi32(llmk__avx2_bf16_bits(canon_nan(a)),
+                            llmk__avx2_bf16_bits(canon_nan(b)));
   _mm256_storeu_si256(dst, _mm256_permute4x64_epi64(p, 0xd8));
+}
+
+/* llmk__avx2_store_f32 with NaN lanes canonical; the test costs one compare when no lane
+ * is NaN */
+INLINE void store_y(char *dst, llmk_dtype dt, __m256 y) {
+  if (__builtin_expect(_mm256_movemask_ps(_mm256_cmp_ps(y, y, _CMP_UNORD_Q)) != 0, 0))
+    y = canon_nan(y);
+  llmk__avx2_store_f32(dst, dt, y);
 }
 
 INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1,
@@ -60,7 +75,7 @@ INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1,
           store_bf16x2(row + 8 * g * esz, y[g], y[g + 1]);
     } else {
       _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
-          llmk__avx2_store_f32(row + 8 * g * esz, dt, y[g]);
+          store_y(row + 8 * g * esz, dt, y[g]);
     }
   }
   if (i1 < a->L)

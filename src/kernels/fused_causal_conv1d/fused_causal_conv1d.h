@@ -30,6 +30,11 @@ typedef struct llmk__conv1d_seq {
   float *wbuf;   /* [K-1][n] f32: the window carried from one tile to the next */
 } llmk__conv1d_seq;
 
+/* Every NaN result is stored as this quiet NaN: where two NaNs meet, x86 keeps the first
+ * operand's, and compilers order the operands of commutative operations as they like, so
+ * a NaN's sign and payload would otherwise depend on the ISA and the compiler. */
+#define LLMK__CONV_NAN (__builtin_nanf(""))
+
 /* Tokens per tile: a tile walks its rows once per group of channels, so that a row is
  * read in order and the tile's rows stay in L1. */
 #define LLMK__CONV_TILE 16
@@ -62,6 +67,7 @@ static inline void llmk__conv1d_cols(const llmk__conv1d_seq *a, size_t c0, size_
         if (a->flags & LLMK__CONV_SILU) acc = llmk__silu(acc);
         if (i < a->reset) acc = 0.0f;
         if (a->flags & LLMK__CONV_RESID) acc = xi + acc;
+        if (acc != acc) acc = LLMK__CONV_NAN; /* one NaN, whatever the operand order */
         llmk__store_f32(row + c * esz, dt, acc);
         for (int k = 0; k + 2 < K; k++) h[k][j] = h[k + 1][j];
         h[K - 2][j] = xi;
