@@ -3,7 +3,9 @@
 # Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan) in build-fuzz/ and
 # runs each on a temporary copy of its seed corpus tests/fuzz/corpus/<target>; prints
 # executions and coverage per target; exit 1 if any target crashed, leaked or hung.
-# Default 60 s per target (CI); long runs: scripts/fuzz.sh 600 (tests/fuzz/README.md).
+# Default 60 s per target; long runs: scripts/fuzz.sh 600 (tests/fuzz/README.md).
+# FUZZ_RUNS=N: N inputs per target instead of a time (with FUZZ_SEED, default 1, the
+# same inputs on every run: CI's short run, reproducible).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -41,7 +43,13 @@ for t in "${targets[@]}"; do
   mkdir -p "$tmp/corpus" "$tmp/artifacts"
   [ -d "tests/fuzz/corpus/$t" ] && cp -r "tests/fuzz/corpus/$t/." "$tmp/corpus/"
   log=$bdir/$t.log
-  "${nice[@]}" "$bdir/tests/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    limit=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
+  else
+    limit=(-max_total_time="$secs")
+    [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
+  fi
+  "${nice[@]}" "$bdir/tests/fuzz/$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$tmp/artifacts/" "$tmp/corpus" > "$log" 2>&1
   rc=$?
   stats=$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)
@@ -55,7 +63,7 @@ for t in "${targets[@]}"; do
     echo "FAIL: $t rc=$rc execs=${execs:-?} cov=${cov:-?} ft=${ft:-?}; log $log, inputs $bdir/artifacts/$t/"
     grep -m 3 -E 'ERROR: |runtime error|fuzz: ' "$log" | sed 's/^/  /'
   else
-    echo "ok: $t ${secs}s execs=${execs:-?} cov=${cov:-?} ft=${ft:-?}"
+    echo "ok: $t ${FUZZ_RUNS:+${FUZZ_RUNS} runs}${FUZZ_RUNS:-${secs}s} execs=${execs:-?} cov=${cov:-?} ft=${ft:-?}"
   fi
   rm -rf "$tmp"
 done

@@ -40,7 +40,7 @@ int64_t fz_index(fz_reader *r, int64_t hi);
 #define FZ_MAX_BUFS 24
 /* Descriptors spanning more bytes than this get a small stand-in buffer (the run
  * helper then stops after phase 1). */
-#define FZ_MAX_BYTES ((size_t)16 << 20)
+#define FZ_MAX_BYTES ((size_t)1 << 20)
 
 typedef struct fz_tensor {
   llmk_tensor t;
