@@ -31,6 +31,8 @@ int acl__fail_native(int code);
 /* ------------------------------------------------------------------ tensors */
 #define ACL__MAX_DIMS 25
 #define ACL__TENSOR_MAGIC 0x736e5441u
+/* Whether t was made by aclCreateTensor and not destroyed since. */
+bool acl__tensor_live(const aclTensor *t);
 
 struct aclTensor {
   uint32_t magic;

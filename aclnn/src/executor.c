@@ -124,7 +124,7 @@ static aclnnStatus fill_slot(const char *op, int index, const aclTensor *t, slot
   snprintf(name, sizeof name, "tensor %d", index);
   memset(s, 0, sizeof *s);
   if (!t) return ACLNN_SUCCESS;
-  if (t->magic != ACL__TENSOR_MAGIC)
+  if (t->magic != ACL__TENSOR_MAGIC) /* the entry points checked the caller's are live */
     return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s is not a live aclTensor", name);
   llmk_dtype dt = acl__native_dtype(t->dtype);
   if (dt == LLMK_DTYPE_INVALID)

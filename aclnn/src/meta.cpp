@@ -1,5 +1,7 @@
 // aclTensor, aclScalar, the arrays and lists, and their getters. C++ because CANN's
 // getters hand out arrays that the caller frees with delete[].
+#include <pthread.h>
+
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -126,9 +128,21 @@ aclnnStatus array_size(const char *where, const A *a, uint64_t *size) {
   return ACLNN_SUCCESS;
 }
 
+/* The live tensors: a destroyed (or never created) tensor is recognised without reading
+ * its memory. A freed address may be reused by a later tensor; that is not detectable. */
+pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+llmk__ptrset live_tensors;
+
 }  // namespace
 
 extern "C" {
+
+bool acl__tensor_live(const aclTensor *t) {
+  pthread_mutex_lock(&live_lock);
+  bool live = llmk__ptrset_contains(&live_tensors, t);
+  pthread_mutex_unlock(&live_lock);
+  return live;
+}
 
 aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                            aclDataType dataType, const int64_t *stride, int64_t offset,
@@ -140,6 +154,13 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                   format, storageDims, storageDimsNum, tensorData) != ACLNN_SUCCESS) {
     delete t;
     return nullptr;
+  }
+  pthread_mutex_lock(&live_lock);
+  bool ok = llmk__ptrset_insert(&live_tensors, t);
+  pthread_mutex_unlock(&live_lock);
+  if (!ok) {
+    delete t;
+    return oom("aclCreateTensor");
   }
   return t;
 }
@@ -159,10 +180,16 @@ aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims,
 }
 
 aclnnStatus aclDestroyTensor(const aclTensor *tensor) {
-  if (tensor) {
-    const_cast<aclTensor *>(tensor)->magic = 0;
-    delete tensor;
-  }
+  if (!tensor) return ACLNN_SUCCESS;
+  pthread_mutex_lock(&live_lock);
+  bool live = llmk__ptrset_remove(&live_tensors, tensor);
+  pthread_mutex_unlock(&live_lock);
+  if (!live)
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensor",
+                     "%p is not a live aclTensor (destroyed twice?)",
+                     (const void *)tensor);
+  const_cast<aclTensor *>(tensor)->magic = 0;
+  delete tensor;
   return ACLNN_SUCCESS;
 }
 

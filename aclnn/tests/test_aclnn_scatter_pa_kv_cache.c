@@ -464,7 +464,17 @@ static void test_scatter_overlap(aclrtStream s) {
   if (ex) EQ(aclnnScatterPaKvCache(NULL, ws, ex, s), ACLNN_SUCCESS);
   aclrtMemcpy(after, 4096, dev, 4096, ACL_MEMCPY_DEVICE_TO_HOST);
   TU_CHECK(!memcmp(host, after, 4096), "memory written");
-  aclDestroyTensor(key);
+  /* handle misuse (class e): a tensor destroyed twice, or used after destroy, is refused
+   * without reading its memory */
+  EQ(aclDestroyTensor(key), ACLNN_SUCCESS);
+  EQ(aclDestroyTensor(key), ACLNN_ERR_PARAM_INVALID);
+  TU_CHECK(strstr(aclGetRecentErrMsg(), "not a live aclTensor") != NULL, "message: %s",
+           aclGetRecentErrMsg());
+  EQ(aclnnScatterPaKvCacheGetWorkspaceSize(key, kc, slot, NULL, NULL, NULL, NULL, NULL,
+                                           norm, none, NULL, NULL, &ws, &ex),
+     ACLNN_ERR_PARAM_INVALID);
+  TU_CHECK(strstr(aclGetRecentErrMsg(), "key is not a live aclTensor") != NULL,
+           "message: %s", aclGetRecentErrMsg());
   aclDestroyTensor(kc);
   aclDestroyTensor(slot);
   aclrtFree(dev);

@@ -7,6 +7,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" { /* the aclnn layer's C++ part uses it too */
+#endif
+
 typedef struct llmk__ptrset {
   const void **slots;
   size_t cap, used, live;
@@ -18,5 +22,9 @@ bool llmk__ptrset_contains(const llmk__ptrset *s, const void *p);
 /* false: p was not in the set */
 bool llmk__ptrset_remove(llmk__ptrset *s, const void *p);
 void llmk__ptrset_clear(llmk__ptrset *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

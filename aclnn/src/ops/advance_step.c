@@ -105,6 +105,10 @@ static aclnnStatus phase1(const char *op, int version, const aclTensor *const *t
   /* 1. NULLs */
   for (int i = 0; i < 6; i++)
     if (!ts[i]) return acl__fail(ACLNN_ERR_PARAM_NULLPTR, op, "%s is NULL", NAMES[i]);
+  for (int i = 0; i < 8; i++)
+    if ((i < 6 || version == 2) && ts[i] && !acl__tensor_live(ts[i]))
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s is not a live aclTensor",
+                       NAMES[i]);
   if (version == 2 && !ts[SPEC] != !ts[ACC])
     return acl__fail(ACLNN_ERR_PARAM_NULLPTR, op,
                      "%s is NULL but %s is not: give both (speculative mode) or neither",

@@ -38,6 +38,12 @@ aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits,
     return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "%s is NULL",
                      !logits ? "logits" : "out");
   if (!p && !k) return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "p and k are both NULL");
+  const aclTensor *given[4] = {logits, p, k, out};
+  static const char *const names[4] = {"logits", "p", "k", "out"};
+  for (int i = 0; i < 4; i++)
+    if (given[i] && !acl__tensor_live(given[i]))
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s is not a live aclTensor",
+                       names[i]);
   /* 2. dtypes: logits FLOAT/FLOAT16/BF16; out and p the same; k INT32 */
   aclDataType dt = logits->dtype;
   if (dt != ACL_FLOAT && dt != ACL_FLOAT16 && dt != ACL_BF16)

@@ -225,7 +225,7 @@ static aclnnStatus phase1(const acl__op *op, aclTensor *x, const aclTensor *weig
                             last,
                             initialStateIdx};
   for (int i = 0; i < NT; i++)
-    if (t[i] && t[i]->magic != ACL__TENSOR_MAGIC)
+    if (t[i] && !acl__tensor_live(t[i]))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, op->name, "%s is not a live aclTensor",
                        NAMES[i]);
   conv_attrs a = {padSlotId, maxQueryLen, residualConnection,

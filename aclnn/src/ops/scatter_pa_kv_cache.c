@@ -95,7 +95,7 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                      : !keyCacheRef ? "keyCacheRef"
                                     : "slotMapping");
   for (int i = 0; i < NT; i++)
-    if (in[i] && in[i]->magic != ACL__TENSOR_MAGIC)
+    if (in[i] && !acl__tensor_live(in[i]))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s is not a live aclTensor",
                        NAMES[i]);
   /* K only: value and valueCacheRef both NULL or 0-D */
