@@ -99,7 +99,7 @@ static inline void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t sl
                               bool stream) {
   for (int i = 0; i < 2; i++) {
     const llmk__kv_side *k = &p->side[i];
-    if (!k->present) continue;
+    if (!k->present || k->nruns == 0) continue; /* nothing to move (empty rows) */
     if (g > 1 && k->group) {
       llmk__kv_move_group(k, t, g, cache_row(k, p, slot), stream);
       continue;
@@ -115,7 +115,7 @@ static inline void move_slots(const kv_plan *p, int64_t t, int64_t g, int64_t sl
 static inline void prefetch_slot(const kv_plan *p, int64_t slot, bool write) {
   for (int i = 0; i < 2; i++) {
     const llmk__kv_side *k = &p->side[i];
-    if (!k->present) continue;
+    if (!k->present || k->nruns == 0) continue; /* nothing to move (empty rows) */
     const char *row = cache_row(k, p, slot);
     for (int64_t r = 0; r < k->nruns && r < 64; r++) {
       const llmk__kv_run *run = &k->runs[r];
