@@ -282,7 +282,9 @@ static void decode(fz_reader *r, call *c, bool *present) {
       /* caches first, so that the sources and slots can view their blocks */
       if (nz) {
         ld = 32 / es;
-        s[0] = nb, s[1] = H * D / ld, s[2] = bs, s[3] = ld;
+        int64_t hd;
+        if (__builtin_mul_overflow(H, D, &hd)) hd = INT64_MAX;
+        s[0] = nb, s[1] = hd / ld, s[2] = bs, s[3] = ld;
       } else if (nhsd) {
         s[0] = nb, s[1] = H, s[2] = bs, s[3] = D;
       } else {

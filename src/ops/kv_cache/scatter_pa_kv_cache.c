@@ -103,7 +103,9 @@ static llmk_status run_scatter(const void *payload, void *workspace, llmk_contex
   llmk_status st = LLMK_SUCCESS;
   st = llmk__kv_check_scales(p);
   int64_t num_slots = p->num_slots;
-  for (int64_t t = 0; st == LLMK_SUCCESS && t < p->T; t++) {
+  /* a slot_mapping of stride 0 holds one value, however long */
+  int64_t distinct = p->slots.s0 == 0 && p->T > 0 ? 1 : p->T;
+  for (int64_t t = 0; st == LLMK_SUCCESS && t < distinct; t++) {
     int64_t s = llmk__view_get(&p->slots, t, 0);
     if (s >= num_slots)
       st = llmk__error(LLMK_ERROR_INVALID_VALUE, llmk__scatter_op,
