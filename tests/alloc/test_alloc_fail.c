@@ -25,7 +25,9 @@
 #ifdef LLMK_ALLOC_ACLNN
 #include "acl/acl.h"
 #include "aclnnop/aclnn_advance_step.h"
+#include "aclnnop/aclnn_advance_step_v2.h"
 #include "aclnnop/aclnn_apply_top_k_top_p.h"
+#include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #endif
 
 /* ------------------------------------------------------------ the interposed allocator
@@ -450,6 +452,74 @@ static int sc_aclnn(const void *varg) {
   if (stream) aclrtDestroyStream(stream);
   return st;
 }
+
+/* aclnnAdvanceStepV2 (speculative) and aclnnScatterPaKvCache (Norm): which 2 or 3. */
+static int sc_aclnn_more(const void *varg) {
+  int which = *(const int *)varg;
+  enum { NS = 2, S = 1, T = NS * (S + 1) };
+  /* V2: tokens, sampled [NS, S+1], positions, seq_lens, slots [T], tables [NS, 2],
+   * spec [NS, S], accepted [NS]; scatter: key [2, 1, 16] f16, cache [2, 4, 1, 16] f16,
+   * slots [2] i32 */
+  int64_t dims[8][4] = {{T}, {NS, S + 1}, {T}, {T}, {T}, {NS, 2}, {NS, S}, {NS}};
+  int nd[8] = {1, 2, 1, 1, 1, 2, 2, 1}, nt = 8;
+  aclDataType dt[8] = {ACL_INT64, ACL_INT64, ACL_INT64, ACL_INT64,
+                       ACL_INT64, ACL_INT64, ACL_INT64, ACL_INT64};
+  if (which == 3) {
+    int64_t sd[3][4] = {{2, 1, 16}, {2, 4, 1, 16}, {2}};
+    memcpy(dims, sd, sizeof sd);
+    nd[0] = 3, nd[1] = 4, nd[2] = 1, nt = 3;
+    dt[0] = dt[1] = ACL_FLOAT16, dt[2] = ACL_INT32;
+  }
+  void *mem[8] = {0};
+  aclTensor *t[8] = {0};
+  aclrtStream stream = NULL;
+  aclOpExecutor *ex = NULL;
+  uint64_t ws = 0;
+  int st = aclrtCreateStream(&stream);
+  for (int i = 0; i < nt && !st; i++) {
+    size_t count = 1, es = dt[i] == ACL_INT64 ? 8 : dt[i] == ACL_INT32 ? 4 : 2;
+    int64_t strides[4];
+    for (int d = nd[i] - 1; d >= 0; d--) {
+      strides[d] = (int64_t)count;
+      count *= (size_t)dims[i][d];
+    }
+    st = aclrtMalloc(&mem[i], count * es, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (st) break;
+    memset(mem[i], 0, count * es);
+    if (which == 2 && i == 2) /* positions */
+      for (size_t j = 0; j < count; j++) ((int64_t *)mem[i])[j] = (int64_t)j;
+    if (which == 2 && i == 5) /* block tables */
+      for (size_t j = 0; j < count; j++) ((int64_t *)mem[i])[j] = (int64_t)j;
+    if (which == 2 && i == 1) /* sampled: every token accepted */
+      for (size_t j = 0; j < count; j++) ((int64_t *)mem[i])[j] = 7;
+    if (which == 3 && i == 2) ((int32_t *)mem[i])[1] = 5;
+    t[i] = aclCreateTensor(dims[i], (uint64_t)nd[i], dt[i], strides, 0, ACL_FORMAT_ND,
+                           dims[i], (uint64_t)nd[i], mem[i]);
+    if (!t[i]) st = NULL_HANDLE;
+  }
+  char norm[] = "Norm", none[] = "None";
+  if (!st)
+    st = which == 2
+             ? aclnnAdvanceStepV2GetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5],
+                                                  t[6], t[7], NS, NS, 16, &ws, &ex)
+             : aclnnScatterPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], NULL, NULL, NULL,
+                                                     NULL, NULL, norm, none, NULL, NULL,
+                                                     &ws, &ex);
+  void *w = NULL;
+  if (!st && ws) st = aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+  if (!st)
+    st = which == 2 ? aclnnAdvanceStepV2(w, ws, ex, stream)
+                    : aclnnScatterPaKvCache(w, ws, ex, stream);
+  else if (ex)
+    aclDestroyAclOpExecutor(ex);
+  if (w) aclrtFree(w);
+  for (int i = 0; i < 8; i++) {
+    if (t[i]) aclDestroyTensor(t[i]);
+    if (mem[i]) aclrtFree(mem[i]);
+  }
+  if (stream) aclrtDestroyStream(stream);
+  return st;
+}
 #endif
 
 int main(void) {
@@ -498,6 +568,9 @@ int main(void) {
   check("aclnnApplyTopKTopP repeatable", sc_aclnn, &topk_rep, aclnn_oom);
   check("aclnnAdvanceStep", sc_aclnn, &adv, aclnn_oom);
   check("aclnnAdvanceStep repeatable", sc_aclnn, &adv_rep, aclnn_oom);
+  static const int v2 = 2, scatter = 3;
+  check("aclnnAdvanceStepV2 speculative", sc_aclnn_more, &v2, aclnn_oom);
+  check("aclnnScatterPaKvCache", sc_aclnn_more, &scatter, aclnn_oom);
   aclFinalize();
 #endif
   free(the_bufs);
