@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   t[P] = fz_tensor_opt(&r, &c.t[P], pdt, 2, 1, s1, 3);
   if (t[P]) fill_prob(&r, &c.t[P]);
   t[K] = fz_tensor_opt(&r, &c.t[K], idx_dt, 2, 1, s1, 3);
-  if (t[K]) fz_fill_index(&r, &c.t[K], V + 1);
+  if (t[K]) fz_fill_index(&r, &c.t[K], V < INT64_MAX ? V + 1 : V);
   if (c.entry == 1 || c.entry == 3) {
     t[MINP] = fz_tensor_opt(&r, &c.t[MINP], pdt, 2, 1, s1, 3);
     if (t[MINP]) fill_prob(&r, &c.t[MINP]);

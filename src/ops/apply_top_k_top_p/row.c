@@ -45,6 +45,11 @@ void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s,
       rc->max_key = s->ckey[i] > rc->max_key ? s->ckey[i] : rc->max_key;
     rc->have_max = true;
     r->ncand = ncand;
+  } else if (topk && V <= HBINS) {
+    /* a short row: the histograms would cost more than the row (many short rows, say
+     * a broadcast [B, V]); the heap gives the same k-th largest */
+    llmk__tkp_need_keys(pl, tm, s, rc);
+    t = llmk__tkp_select_kth(s->keys, V, k, s->sk);
   } else if (topk) {
     llmk__tkp_need_keys(pl, tm, s, rc);
     /* four interleaved histograms: logits crowd into a few bins, and one counter would
