@@ -103,6 +103,8 @@ enum { MAX_PARTS = LLMK__MAX_TASKS };
 /* rows at least this long are split over threads when there are fewer rows than threads
  */
 #define SPLIT_MIN_V 16384
+/* rows of at most this many entries: top-k by the heap, top-p by sorting the row */
+#define SHORT_V 2048
 
 /* ------------------------------------------------------------------- rows */
 

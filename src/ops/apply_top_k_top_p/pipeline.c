@@ -20,7 +20,7 @@ typedef struct prow {
 } prow;
 
 static bool pipe_row(const tkp_plan *pl, int64_t r, float *thr) {
-  if (pl->logits.s1 != 1 || pl->out.s1 != 1 || !pl->p.data ||
+  if (pl->logits.s1 != 1 || pl->out.s1 != 1 || !pl->p.data || pl->V <= SHORT_V ||
       (uint64_t)pl->V > LLMK__TKP_MB_MAX_N)
     return false;
   if (pl->k.data) {

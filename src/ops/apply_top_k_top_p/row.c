@@ -45,7 +45,7 @@ void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s,
       rc->max_key = s->ckey[i] > rc->max_key ? s->ckey[i] : rc->max_key;
     rc->have_max = true;
     r->ncand = ncand;
-  } else if (topk && V <= HBINS) {
+  } else if (topk && V <= SHORT_V) {
     /* a short row: the histograms would cost more than the row (many short rows, say
      * a broadcast [B, V]); the heap gives the same k-th largest */
     llmk__tkp_need_keys(pl, tm, s, rc);
@@ -89,12 +89,14 @@ void llmk__tkp_filter_row(const tkp_plan *pl, const team *tm, const scratch *s,
       r->min_e = 0x1p-149f;
     } else {
       uint32_t min_key = r->t_key;
-      if (min_key > 0 && r->ncand < 0) { /* top-k's survivors, when few */
+      /* a short row is few entries too: the mass bins' fixed cost would exceed it */
+      bool few = min_key > 0 || V <= SHORT_V;
+      if (few && r->ncand < 0) { /* top-k's survivors, when few */
         int64_t c =
             llmk__tkp_team_gather_ge(pl, tm, rc, min_key, s->ckey, s->cidx, CAND_CAP);
         r->ncand = c <= CAND_CAP ? c : -1;
       }
-      if (min_key > 0 && r->ncand >= 0) { /* top-k left few entries: work on them alone */
+      if (few && r->ncand >= 0) { /* top-k left few entries: work on them alone */
         int64_t n = 0;
         for (int64_t i = 0; i < r->ncand; i++)
           if (s->ckey[i] >= min_key) s->sk[n++] = s->ckey[i];
