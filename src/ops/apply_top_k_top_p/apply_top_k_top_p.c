@@ -162,12 +162,18 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   if (B < cpus && V >= SPLIT_MIN_V && mode != MODE_SORTED)
     w = cpus; /* room to split rows */
   pl.workers = (int)(w < 1 ? 1 : w);
+  /* per worker: the row as f32, its keys and bins (about 11 bytes an entry) and fixed
+   * tables; a V this large cannot be given a workspace (the logits may be a broadcast
+   * view of any extent, as sampling writes only token_ids) */
+  if ((uint64_t)V > (SIZE_MAX / 4 - (size_t)(1 << 20)) / 16 / (size_t)pl.workers)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "V=%" PRId64 " is too large: its workspace would overflow", V);
   pl.worker_bytes = worker_bytes(V);
   pl.stream = (double)B * (double)V * (double)llmk_dtype_size(dt) >=
               (double)llmk__last_cache_bytes() / 2;
   pl.kern = llmk__tkp_kernels_for(llmk_get_isa());
   pl.cvt = llmk__convert_kernels_for(llmk_get_isa());
-  size_t ws = B * V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
+  size_t ws = B == 0 || V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
   llmk_plan *out_plan;
   LLMK__TRY(llmk__plan_create(op, LLMK__OP_TOP_K_TOP_P, sizeof pl, ws, &out_plan));
   *(tkp_plan *)llmk__plan_payload(out_plan) = pl;
@@ -302,7 +308,7 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
   const tkp_plan *pl = payload;
   llmk_status st = LLMK_SUCCESS;
   char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
-  if (pl->B * pl->V > 0) {
+  if (pl->B > 0 && pl->V > 0) {
     st = check_values(pl, ws);
     if (st == LLMK_SUCCESS) {
       if (pl->V == 1 && pl->mode != MODE_SAMPLE) {
