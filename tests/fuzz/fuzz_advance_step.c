@@ -32,14 +32,7 @@ static int plan(void *arg, size_t *ws, void **p) {
       c->mode == 1 ? tp(c, SPEC) : NULL, c->mode == 1 ? tp(c, ACC) : NULL, c->ns, c->nq,
       c->bs, ws, pl);
 }
-static int exec(void *arg, void *ws, size_t n, void *p, int which) {
-  (void)arg;
-  return llmk_advance_step(ws, n, p, fz_ctx(which));
-}
-static void destroy(void *arg, void *p) {
-  (void)arg;
-  llmk_plan_destroy(p);
-}
+FZ_NATIVE_EXEC(exec, llmk_advance_step)
 
 static int64_t mul(int64_t a, int64_t b) {
   int64_t r;
@@ -85,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     fz_fill_index(&r, &c.t[SEQ], mul(bs, mbv));
   }
-  fz_op op = {plan, exec, destroy, &c, "advance_step"};
+  fz_op op = {plan, exec, fz_plan_destroy, &c, "advance_step"};
   fz_run(&r, &op);
   return 0;
 }

@@ -36,14 +36,7 @@ static int plan(void *arg, size_t *ws, void **p) {
           t[LG], t[P], t[K], t[MINP], t[TEMP], t[SEED], t[OFF], t[TOK], ws, pl);
   }
 }
-static int exec(void *arg, void *ws, size_t n, void *p, int which) {
-  (void)arg;
-  return llmk_apply_top_k_top_p(ws, n, p, fz_ctx(which));
-}
-static void destroy(void *arg, void *p) {
-  (void)arg;
-  llmk_plan_destroy(p);
-}
+FZ_NATIVE_EXEC(exec, llmk_apply_top_k_top_p)
 
 /* Probabilities: mostly in [0, 1], now and then outside or NaN. */
 static void fill_prob(fz_reader *r, fz_tensor *ft) {
@@ -107,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       t[OUT] = fz_tensor_new(&r, &c.t[OUT], &ldt, 1, 2, s2);
     if (c.entry == 1) t[KEPT] = fz_tensor_opt(&r, &c.t[KEPT], idx_dt, 2, 1, s1, 2);
   }
-  fz_op op = {plan, exec, destroy, &c, "apply_top_k_top_p"};
+  fz_op op = {plan, exec, fz_plan_destroy, &c, "apply_top_k_top_p"};
   fz_run(&r, &op);
   return 0;
 }

@@ -542,3 +542,8 @@ int fz_run(fz_reader *r, const fz_op *op) {
   llmk_set_max_isa(native);
   return 0;
 }
+
+void fz_plan_destroy(void *arg, void *plan) {
+  (void)arg;
+  llmk_plan_destroy(plan);
+}

@@ -111,4 +111,13 @@ void fz_check_unchanged(const char *op, const char *what);
 /* Prints and aborts. */
 void fz_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
+/* What every native target's fz_op shares: its destroy (llmk_plan_destroy) and, from
+ * the op's run, its exec on the context `which` (fz_ctx). */
+void fz_plan_destroy(void *arg, void *plan);
+#define FZ_NATIVE_EXEC(name, run)                                         \
+  static int name(void *arg, void *ws, size_t n, void *plan, int which) { \
+    (void)arg;                                                            \
+    return run(ws, n, plan, fz_ctx(which));                               \
+  }
+
 #endif

@@ -24,14 +24,7 @@ static int plan(void *arg, size_t *ws, void **p) {
       c->pad, c->mql, c->res, c->bsz, c->mode, (llmk_activation)c->act, ws,
       (llmk_plan **)p);
 }
-static int exec(void *arg, void *ws, size_t n, void *p, int which) {
-  (void)arg;
-  return llmk_fused_causal_conv1d(ws, n, p, fz_ctx(which));
-}
-static void destroy(void *arg, void *p) {
-  (void)arg;
-  llmk_plan_destroy(p);
-}
+FZ_NATIVE_EXEC(exec, llmk_fused_causal_conv1d)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -102,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     s[0] = dim;
     t[BIAS] = fz_tensor_new(&r, &c.t[BIAS], wdt, 2, 1, s);
   }
-  fz_op op = {plan, exec, destroy, &c, "fused_causal_conv1d"};
+  fz_op op = {plan, exec, fz_plan_destroy, &c, "fused_causal_conv1d"};
   fz_run(&r, &op);
   return 0;
 }

@@ -17,14 +17,7 @@ static int plan(void *arg, size_t *ws, void **p) {
       c->p[KC], c->p[VC], c->p[BT], c->p[SEQ], c->p[KS], c->p[VS], c->p[KO], c->p[VO],
       (llmk_kv_layout)c->layout, ws, (llmk_plan **)p);
 }
-static int exec(void *arg, void *ws, size_t n, void *p, int which) {
-  (void)arg;
-  return llmk_gather_pa_kv_cache(ws, n, p, fz_ctx(which));
-}
-static void destroy(void *arg, void *p) {
-  (void)arg;
-  llmk_plan_destroy(p);
-}
+FZ_NATIVE_EXEC(exec, llmk_gather_pa_kv_cache)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -71,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     s[2] = Dv;
     c.p[VO] = fz_tensor_new(&r, &c.t[VO], &odt, 1, 3, s);
   }
-  fz_op op = {plan, exec, destroy, &c, "gather_pa_kv_cache"};
+  fz_op op = {plan, exec, fz_plan_destroy, &c, "gather_pa_kv_cache"};
   fz_run(&r, &op);
   return 0;
 }

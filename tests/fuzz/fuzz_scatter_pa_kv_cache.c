@@ -17,14 +17,7 @@ static int plan(void *arg, size_t *ws, void **p) {
       c->p[KEY], c->p[VAL], c->p[KC], c->p[VC], c->p[SLOT], c->p[KS], c->p[VS],
       (llmk_kv_layout)c->layout, ws, (llmk_plan **)p);
 }
-static int exec(void *arg, void *ws, size_t n, void *p, int which) {
-  (void)arg;
-  return llmk_scatter_pa_kv_cache(ws, n, p, fz_ctx(which));
-}
-static void destroy(void *arg, void *p) {
-  (void)arg;
-  llmk_plan_destroy(p);
-}
+FZ_NATIVE_EXEC(exec, llmk_scatter_pa_kv_cache)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -59,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz_fill_index(&r, &c.t[SLOT], slots);
   c.p[KS] = kv_scale(&r, &c.t[KS], H);
   c.p[VS] = kv_scale(&r, &c.t[VS], H);
-  fz_op op = {plan, exec, destroy, &c, "scatter_pa_kv_cache"};
+  fz_op op = {plan, exec, fz_plan_destroy, &c, "scatter_pa_kv_cache"};
   fz_run(&r, &op);
   return 0;
 }
