@@ -65,7 +65,8 @@ for t in "${targets[@]}"; do
     echo "FAIL: $t rc=$rc execs=${execs:-?} cov=${cov:-?} ft=${ft:-?}; log $log, inputs $bdir/artifacts/$t/"
     grep -m 3 -E 'ERROR: |runtime error|fuzz: ' "$log" | sed 's/^/  /'
   else
-    echo "ok: $t ${FUZZ_RUNS:+${FUZZ_RUNS} runs}${FUZZ_RUNS:-${secs}s} execs=${execs:-?} cov=${cov:-?} ft=${ft:-?}"
+    if [ -n "${FUZZ_RUNS:-}" ]; then span="$FUZZ_RUNS runs"; else span="${secs}s"; fi
+    echo "ok: $t $span execs=${execs:-?} cov=${cov:-?} ft=${ft:-?}"
   fi
   rm -rf "$tmp"
 done
