@@ -145,7 +145,10 @@ LLMK_API const char *llmk_cpu_features(void);
 typedef struct llmk_context llmk_context;
 
 /* num_threads <= 0: the environment variable LLMK_NUM_THREADS if set to a positive
- * number, else the number of online CPUs. At most 256 threads (a larger number means
+ * number; else, in builds on OpenMP, the first value of OMP_NUM_THREADS if set; else
+ * the number of CPUs the process may run on (its affinity mask, e.g. under taskset;
+ * online CPUs where the platform has no affinity). `llmk info` says which rule chose
+ * the number. At most 256 threads (a larger number means
  * 256). The calling thread is one of them. A run on more threads than the machine
  * has CPUs splits its work over at most as many parts as there are CPUs.
  * Returns LLMK_ERROR_NULL_POINTER or LLMK_ERROR_OUT_OF_MEMORY on failure

@@ -1,15 +1,30 @@
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/internal.h"
 
-static int default_threads(void) {
-  const char *env = getenv("LLMK_NUM_THREADS");
-  if (env && *env) {
-    char *end;
-    long v = strtol(env, &end, 10);
-    if (*end == '\0' && v > 0) return v > LLMK__MAX_TASKS ? LLMK__MAX_TASKS : (int)v;
+/* A positive decimal number at the start of s, ended by '\0' or (when list) a ','. */
+static int env_threads(const char *s, int list) {
+  if (!s || !*s) return 0;
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (end == s || v <= 0 || !(*end == '\0' || (list && *end == ','))) return 0;
+  return v > LLMK__MAX_TASKS ? LLMK__MAX_TASKS : (int)v;
+}
+
+int llmk__default_threads(const char **rule) {
+  const char *why = "CPU affinity";
+  int n = env_threads(getenv("LLMK_NUM_THREADS"), 0);
+  if (n > 0) {
+    why = "LLMK_NUM_THREADS";
+  } else if (!strcmp(llmk__threading_name, "openmp") &&
+             (n = env_threads(getenv("OMP_NUM_THREADS"), 1)) > 0) {
+    why = "OMP_NUM_THREADS"; /* its first level: ours is the only parallel region */
+  } else {
+    n = llmk__plan_tasks();
   }
-  return llmk__plan_tasks();
+  if (rule) *rule = why;
+  return n;
 }
 
 llmk_status llmk_context_create(int num_threads, llmk_context **ctx) {
@@ -18,7 +33,7 @@ llmk_status llmk_context_create(int num_threads, llmk_context **ctx) {
   llmk_context *c = calloc(1, sizeof *c);
   if (!c) return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, "context_create", "out of memory");
   c->num_threads =
-      num_threads > 0 ? (num_threads > 4096 ? 4096 : num_threads) : default_threads();
+      num_threads > 0 ? (num_threads > 4096 ? 4096 : num_threads) : llmk__default_threads(NULL);
   if (c->num_threads > 1) {
     llmk_status st = llmk__pool_create(c->num_threads, &c->pool);
     if (st != LLMK_SUCCESS) {

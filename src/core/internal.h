@@ -107,6 +107,9 @@ void llmk__parallel_for(llmk_context *ctx, int64_t n, int64_t grain, llmk__range
  * on this machine may use, min(the CPUs this process may run on, LLMK__MAX_TASKS). A
  * run with more threads than this passes it as max_tasks. */
 int llmk__plan_tasks(void);
+/* The default thread count of llmk_context_create(0) and, in *rule, what chose it:
+ * "LLMK_NUM_THREADS", "OMP_NUM_THREADS" or "CPU affinity". */
+int llmk__default_threads(const char **rule);
 
 /* Runtime-specific part of a context (parallel_openmp.c / parallel_pthreads.c):
  * fn(arg, ith, nth) for ith in [0, nth), 2 <= nth <= the pool's threads. */

@@ -1,5 +1,11 @@
 /* CPU feature detection (once) and the ISA in force. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
 #include <pthread.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +191,25 @@ int llmk__cpu_count(void) {
   return n < 1 ? 1 : (n > INT32_MAX ? INT32_MAX : (int)n);
 }
 
+/* The CPUs this process may run on (taskset, cgroup cpusets, an engine's pinning);
+ * the online count where the platform cannot say. */
+int llmk__cpu_allowed(void) {
+#if defined(__linux__)
+  for (int ncpu = 1024; ncpu <= (1 << 20); ncpu *= 4) {
+    cpu_set_t *set = CPU_ALLOC((size_t)ncpu);
+    if (!set) break;
+    size_t sz = CPU_ALLOC_SIZE((size_t)ncpu);
+    CPU_ZERO_S(sz, set);
+    int r = sched_getaffinity(0, sz, set);
+    int n = r == 0 ? CPU_COUNT_S(sz, set) : 0;
+    CPU_FREE(set);
+    if (r == 0) return n > 0 ? n : 1;
+  }
+#endif
+  return llmk__cpu_count();
+}
+
 int llmk__plan_tasks(void) {
-  int n = llmk__cpu_count();
+  int n = llmk__cpu_allowed();
   return n > LLMK__MAX_TASKS ? LLMK__MAX_TASKS : n;
 }

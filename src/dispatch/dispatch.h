@@ -20,6 +20,7 @@ typedef struct llmk__cpu_info {
 const llmk__cpu_info *llmk__cpu(void);
 /* The CPUs this process may run on. */
 int llmk__cpu_count(void);
+int llmk__cpu_allowed(void);
 /* The size of the last cache level (from sysfs, else sysconf, else 32 MiB), found once.
  */
 size_t llmk__last_cache_bytes(void);

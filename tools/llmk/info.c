@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "core/internal.h"
 #include "dispatch/dispatch.h"
 
 const char *tool_cpu_model(void) {
@@ -87,10 +88,14 @@ int cmd_info(int argc, char **argv) {
   printf("isa:        %s in force (native %s%s%s%s)\n", llmk_isa_name(isa),
          llmk_isa_name(native), env_isa ? ", LLMK_ISA=" : "", env_isa ? env_isa : "",
          env_isa ? "" : ", LLMK_ISA unset");
-  printf("threading:  %s, default %d thread%s (%s)\n", llmk_threading_runtime(),
-         tool_default_threads(), tool_default_threads() == 1 ? "" : "s",
-         env_thr ? "LLMK_NUM_THREADS" : "online CPUs; LLMK_NUM_THREADS unset");
+  const char *rule = NULL;
+  int nthr = llmk__default_threads(&rule);
+  const char *env_omp = getenv("OMP_NUM_THREADS");
+  printf("threading:  %s, default %d thread%s (%s; %d online CPUs, %d allowed)\n",
+         llmk_threading_runtime(), nthr, nthr == 1 ? "" : "s", rule, llmk__cpu_count(),
+         llmk__cpu_allowed());
   if (env_thr) printf("            LLMK_NUM_THREADS=%s\n", env_thr);
+  if (env_omp) printf("            OMP_NUM_THREADS=%s\n", env_omp);
   printf("kernels (chosen now; built variants):\n");
   for (int i = 0; i < llmk__kernel_list_count; i++) {
     const llmk__kernel_list *l = llmk__kernel_lists[i];
