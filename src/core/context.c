@@ -32,8 +32,8 @@ llmk_status llmk_context_create(int num_threads, llmk_context **ctx) {
   *ctx = NULL;
   llmk_context *c = calloc(1, sizeof *c);
   if (!c) return llmk__error(LLMK_ERROR_OUT_OF_MEMORY, "context_create", "out of memory");
-  c->num_threads =
-      num_threads > 0 ? (num_threads > 4096 ? 4096 : num_threads) : llmk__default_threads(NULL);
+  c->num_threads = num_threads > 0 ? (num_threads > 4096 ? 4096 : num_threads)
+                                   : llmk__default_threads(NULL);
   if (c->num_threads > 1) {
     llmk_status st = llmk__pool_create(c->num_threads, &c->pool);
     if (st != LLMK_SUCCESS) {
