@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* advance_step, both modes, on the spec's samples: the two-phase call, error
  * handling, and a repeatable plan reused across decode steps. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d on the spec's sample (CANN's doc example: a 2-D varlen prefill of
  * four sequences, f16), checked against the spec's stated result; then three decode steps
  * (3-D x, one token per sequence) that continue from the cache lines the prefill left,

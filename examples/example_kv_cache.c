@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scatter_pa_kv_cache and gather_pa_kv_cache on the spec's samples: PyPTO's NHD sample,
  * CANN's NZ sample, an fp8 cache, and reading a sequence back by its block table. */
 #include <llmk/llmk.h>

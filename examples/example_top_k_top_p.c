@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p on CANN's sample, then min-p with kept counts, and sampling. */
 #include <llmk/llmk.h>
 #include <math.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A/B timing of two revisions of the library in one process:
 #
 #   scripts/ab.sh REV_A [REV_B] [llmk_ab options...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The benchmark: `llmk bench --quick` once (table on stdout, BUILD/bench.json and
 # BUILD/bench.svg), then the examples. Extra arguments go to llmk bench (e.g. an op name,
 # or --threads N). Exits non-zero if a case fails its check or an example fails.

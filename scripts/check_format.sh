@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails if any tracked C/C++ source differs from what clang-format makes of it with the
 # committed .clang-format. `scripts/check_format.sh --fix` formats them in place.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Allocation-failure CI job for the configuration ctest's default build does not cover:
 # the pthreads runtime (whose pool allocates), with ASan/UBSan/LeakSanitizer on top of
 # the test's own live-block count. (The default OpenMP build runs test_alloc_fail in

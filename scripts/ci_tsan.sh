@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ThreadSanitizer CI job: a pthreads-runtime build with -fsanitize=thread, then the
 # concurrency stress test (every op from several threads: own contexts, a shared one,
 # plans handed between threads) and the core test. Any TSan report fails the job

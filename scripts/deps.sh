@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build tools llmk needs on Debian when any is missing (needs root).
 # Extra package names may be passed as arguments.
 set -euo pipefail

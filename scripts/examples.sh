@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every example program; fails if one fails.
 set -euo pipefail
 build=${1:-build}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGETS...]
 # Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan) in build-fuzz/ and
 # runs each on a temporary copy of its seed corpus tests/fuzz/corpus/<target>; prints

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks the files of `llmk bench --json FILE --plot FILE.svg`: valid JSON with the fields
 the tool promises, and a well-formed standalone SVG. Usage: check_cli_files.py JSON SVG"""
 import json

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Private API of the aclnn layer, shared by its C and C++ sources. Symbols are
  * prefixed acl__ and not exported (the library exports acl* and aclnn* only). */
 #ifndef LLMK_ACL_INTERNAL_H

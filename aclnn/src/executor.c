@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Executors: a native plan plus the native descriptors of the op's tensors, with a
  * registry of live executors so that a consumed or destroyed executor is detected
  * without touching freed memory (as src/core/plan.c does for plans). */

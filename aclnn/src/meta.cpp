@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // aclTensor, aclScalar, the arrays and lists, and their getters. C++ because CANN's
 // getters hand out arrays that the caller frees with delete[].
 #include <pthread.h>

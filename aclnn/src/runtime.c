@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AscendCL runtime subset on the CPU: init, devices, contexts, synchronous
  * streams, events, memory with a registry of blocks, error messages, dtype helpers. */
 #define _DEFAULT_SOURCE

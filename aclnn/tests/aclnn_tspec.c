@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "aclnn_tspec.h"
 
 size_t dt_size(aclDataType dt) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The aclnn tests' tensors: a tspec describes one aclTensor (dtype, dims, strides),
  * build() makes its host block (random floats or the given index values), a copy for
  * the native API (ref) and the device copy; dev_is() compares the device block with a

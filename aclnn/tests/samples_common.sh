@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The common part of the test_samples_*.sh scripts, sourced by each of them with their
 # arguments (BUILD_DIR SAMPLES_DIR [EXTRA_CXXFLAGS]): installs the build into a fresh
 # prefix $P (used as ASCEND_HOME_PATH) under a temporary $tmp, and gives

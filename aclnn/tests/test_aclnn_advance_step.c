@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnAdvanceStep / aclnnAdvanceStepV2 from C: CANN's samples, results against a
  * reference computed from CANN's formula (plain mode: the flattened block table plus the
  * row offset; speculative mode: the per-row lookup) on random inputs, the executor

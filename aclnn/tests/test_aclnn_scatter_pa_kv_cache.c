@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnScatterPaKvCache from C: results through aclnn equal the native API's
  * (llmk_scatter_pa_kv_cache) bit for bit on random inputs; the executor lifecycle
  * (single use, repeatable, re-pointed addresses); the error table with CANN's numeric

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The aclnn headers from C++, as CANN host programs use them: qualified enumerators,
 // constexpr OK, getters whose arrays are freed with delete[].
 #include <cstdio>

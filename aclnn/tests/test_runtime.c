@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The aclnn layer from C: runtime misuse, tensors, executor lifecycle (single use,
  * repeatable, re-pointed addresses), aclnnApplyTopKTopP against the native op on random
  * inputs, and its error table with CANN's codes. */

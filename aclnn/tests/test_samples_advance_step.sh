@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CANN's aclnnAdvanceStep and aclnnAdvanceStepV2 sample programs, built the way CANN's docs
 # build them, against an install of this build used as ASCEND_HOME_PATH; their output is
 # compared with the expected results of shared/spec/advance_step.md.

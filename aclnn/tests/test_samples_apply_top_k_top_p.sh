@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The official CANN sample programs, built the way CANN's docs build them, against an
 # install of this build used as ASCEND_HOME_PATH, and their output compared.
 #   test_samples_apply_top_k_top_p.sh BUILD_DIR SAMPLES_DIR [EXTRA_CXXFLAGS]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CANN's aclnnScatterPaKvCache sample program, built the way CANN's docs build it,
 # against an install of this build used as ASCEND_HOME_PATH; its output is compared
 # with the results that shared/spec/kv_cache_scatter.md describes (computed here, not

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Peer benchmark: llmk from Python against the PyTorch code a vLLM CPU user runs today,
 the same shapes in one process, median of several runs each, ratio per case.
 

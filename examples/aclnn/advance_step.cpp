@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnAdvanceStep, the CANN sample program: a host program written for Ascend, built
  * unchanged against the llmk aclnn layer (docs/aclnn.md):

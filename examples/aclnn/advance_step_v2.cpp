@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnAdvanceStepV2, the CANN sample program (speculative mode), built unchanged against
  * the llmk aclnn layer (docs/aclnn.md):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnInplaceFusedCausalConv1d, the CANN sample program (its newest version): a host
  * program written for Ascend, built unchanged against the llmk aclnn layer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnScatterPaKvCache, the CANN sample program (the PA_NZ example): a host program
  * written for Ascend, built unchanged against the llmk aclnn layer (docs/aclnn.md):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * advance_step: prepare the inputs of the next decode step in place
  * (vLLM advance_step_flashattn; CANN aclnnAdvanceStep / aclnnAdvanceStepV2).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fused_causal_conv1d: causal depthwise convolution with a conv-state cache, in place
  * (CANN aclnnInplaceFusedCausalConv1d / V2; vLLM causal_conv1d_fn and

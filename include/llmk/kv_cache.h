@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Paged KV cache: scatter_pa_kv_cache writes each step's new K/V into the cache by
  * slot (vLLM reshape_and_cache(_flash), CANN aclnnScatterPaKvCache); gather_pa_kv_cache

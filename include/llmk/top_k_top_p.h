@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * apply_top_k_top_p: top-k / top-p filtering of logits before sampling (CANN
  * aclnnApplyTopKTopP, vLLM apply_top_k_top_p), min-p, and sampling from the result.

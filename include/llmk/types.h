@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk core types: dtypes, status codes, tensors, contexts, plans.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk version macros and the run-time version query. */
 #ifndef LLMK_VERSION_H
 #define LLMK_VERSION_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """llmk from Python: ctypes over libllmk.so, zero copy, on torch tensors or NumPy arrays.
 
     import torch, llmk

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Loading libllmk, tensor descriptors, errors, contexts and workspaces (ctypes only)."""
 
 import ctypes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One function per llmk operator (see include/llmk/<op>.h and docs/ops/<op>.md)."""
 
 from . import _core as c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Private core API shared by the ops: errors, tensor checks, plans, parallel-for.
  * Every symbol here is prefixed llmk__ and hidden from the shared library. */
 #ifndef LLMK_CORE_INTERNAL_H

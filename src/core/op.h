@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every op's phase 1 and phase 2 share: early return on error, the dtype sets,
  * the prologue of phase 1 and the plan run of phase 2. */
 #ifndef LLMK_CORE_OP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory overlap of strided tensors (core/overlap.h).
  *
  * A tensor's bytes are a set of chunks: after dropping extent-1 and stride-0 dims (they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whether tensors share memory: the rule that a tensor an op writes may not overlap any
  * other tensor of the call (nor itself), unless the op's doc names that in-place pair.
  * Phase 1 checks it, so that index values checked in phase 2 cannot change while the

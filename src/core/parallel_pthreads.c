@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A persistent pool: num_threads - 1 workers sleep on a condition variable; a run
  * publishes a job under a new generation number and the caller takes part 0. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plans, with a registry of live plans so that running or destroying a consumed plan
  * is detected without touching freed memory. Freed plans also wait in a short
  * quarantine before their memory is returned, so that a stale pointer is unlikely to

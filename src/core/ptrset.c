@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sets of live handles: open addressing with linear probing and tombstones. */
 #include "core/ptrset.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A set of pointers (the live plans, and the aclnn layer's live handles), so that a
  * stale or foreign handle is recognised without touching the memory it points to.
  * Not thread-safe: callers lock. A zeroed llmk__ptrset is an empty set. */

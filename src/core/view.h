@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strided views of tensors of up to two dims, the way every op reads its index and
  * value tensors once phase 1 has checked them, and the fast divider by a fixed value. */
 #ifndef LLMK_CORE_VIEW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPU features and the kernel lists. Each op has one list of kernel tables, one table
  * per ISA variant, declared by its kernel header with LLMK__KERNEL_LIST and defined in
  * dispatch/kernels.c. An op picks the table of the ISA in force when its plan is created

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel lists of every op, from the variant lists in the kernel headers. */
 #include "dispatch/dispatch.h"
 #include "kernels/advance_step/advance_step.h"

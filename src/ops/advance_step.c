@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* advance_step: phase 1 (validate, plan) and phase 2 (check values, run). */
 #include "kernels/advance_step/advance_step.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allocation-failure test: every allocation the library makes, failed in turn.
  *
  * The program is linked with -Wl,--wrap for malloc, calloc, realloc, aligned_alloc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The harness shared by the op tests (tests/ops) and the aclnn tests (aclnn/tests), on
  * top of test_util.h. Every check goes through TU_CHECK, so it counts in tu_finish().
  *

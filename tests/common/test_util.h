@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal test harness shared by every test program: checks that count failures,
  * a seeded RNG whose seed is printed, and buffers with guard bytes. */
 #ifndef LLMK_TEST_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element conversions (f32 <-> f16, bf16, fp8 e4m3fn, fp8 e5m2) against the reference
  * in tests/ref/convert_ref.c, and the bulk llmk_convert against the per-element
  * functions on every ISA the machine supports. */

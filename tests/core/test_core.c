@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Core API: status strings, dtype table, tensors, contexts, the parallel-for, plans
  * and ISA control. */
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Both forms of the exp (llmk__exp_nonpos, llmk__exp_nonpos_fma) are monotone: e(d) <=
  * e(d') for every pair of floats d < d' in [-104, 0] (beyond that it is 0). Top-p relies
  * on it: its mass bins are ranges of e, and it finds the keys of a bin by bisection, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/overlap: llmk__tensors_overlap and llmk__tensor_self_overlaps against the byte
  * sets of the views, enumerated one element at a time, on random views into one buffer
  * (zero, equal, nested, interleaved and overlapping strides, every dtype size), and the

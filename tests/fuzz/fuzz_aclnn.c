@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The aclnn layer: aclrtMalloc'd tensors (views flush with their block's end, views at
  * element offsets, several views in one block), each entry point with decoded tensors
  * and attributes, and the misuse the layer promises to detect (docs/aclnn.md): running a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* advance_step: plain, speculative and flat-lookup calls decoded from bytes. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p: the apply, min_p, with_sorted and sample entry points, with p/min_p
  * values at the edges (0, 1, outside, NaN), k at the edges, in-place and overlapping
  * outputs, sorted inputs that are (or are not) sorted and permutations. */

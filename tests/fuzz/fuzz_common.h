@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared pieces of the libFuzzer targets (tests/fuzz/README.md): a byte reader, tensor
  * descriptors decoded from bytes and backed by allocations of exactly the bytes they
  * span, index contents biased to the edges, and the run helper that checks the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d: 2-D varlen x with query_start_loc and 3-D x, cache indices, APC
  * (block tables of lines), MTP (num_accepted_tokens), conv_mode, residual, bias,
  * activation; index values at the edges. */

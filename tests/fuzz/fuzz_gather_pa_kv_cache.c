@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gather_pa_kv_cache: every layout, K-only and K/V, fp8 dequantization with scales,
  * block tables and sequence lengths at the edges, outputs viewing other tensors. */
 #include <string.h>

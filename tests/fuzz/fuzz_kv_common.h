@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cache shapes of the KV layouts, shared by the scatter and gather targets. */
 #ifndef LLMK_FUZZ_KV_COMMON_H
 #define LLMK_FUZZ_KV_COMMON_H

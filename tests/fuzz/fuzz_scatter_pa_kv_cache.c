@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scatter_pa_kv_cache: every layout, K-only and K/V, fp8 quantization with scales,
  * slot_mapping values at the edges, tensors viewing each other's memory. */
 #include <string.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpus (valid calls and the regression inputs) in the byte format the
 targets decode (fuzz_common.h: fz_int, fz_index, fz_tensor_new). Run from anywhere;
 files land in tests/fuzz/corpus/<target>/. Inputs found by fuzzing (found_*) are kept."""

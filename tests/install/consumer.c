@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Built against an installed llmk (pkg-config or find_package): the version and one
  * advance_step call (the vllm-ascend sample of the spec). */
 #include <inttypes.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build into a fresh prefix, then builds and runs a program against it
 # three ways: pkg-config + shared library, pkg-config + static library, and CMake's
 # find_package(llmk).  Usage: test_install.sh BUILD_DIR TEST_SRC_DIR [EXTRA_CFLAGS]

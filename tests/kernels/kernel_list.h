@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Walking an op's kernel list in the kernel tests: every table of the list, scalar first
  * (so that it is checked too, against itself and wherever a test checks definitions),
  * each table the CPU cannot run skipped with a line that says so. */

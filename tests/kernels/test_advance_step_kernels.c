@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every table of llmk__advance_step_kernel_list that this CPU runs gives the scalar
  * table's results, bit for bit: execute() on args as phase 1 of the op builds them
  * (llmk__divider_make of block_size, views of i32 or i64 tensors of the shapes phase 1

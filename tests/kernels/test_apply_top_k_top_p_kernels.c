@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The top-k/top-p kernel tables of llmk__tkp_kernel_list that this CPU runs give the
  * scalar table's results bit for bit, on random rows with special values and every tail
  * length, in f32, f16 and bf16; the kernels over rows are also checked against their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every function of every table of llmk__convert_kernel_list that this CPU runs gives the
  * scalar table's bytes, bit for bit: to f32 from every f16 / bf16 source pattern (2^16)
  * and every e4m3 / e5m2 pattern (2^8); from f32 on a sample of f32 bit patterns holding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every table of llmk__conv1d_kernel_list that this CPU runs gives the scalar table's
  * bytes, bit for bit, for `seq` (llmk__conv1d_seq: one sequence over a block of channels,
  * the window carried between tiles of LLMK__CONV_TILE tokens in wbuf): x of f32, f16 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every table of llmk__kv_kernel_list that this CPU runs gives the scalar table's bytes,
  * bit for bit: quant (f32 / f16 / bf16 -> e4m3 / e5m2, divided by a scale), dequant
  * (e4m3 / e5m2 -> f32 / f16 / bf16, times a scale) and copy (plain and streaming, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* advance_step: spec samples, random cases against tests/ref/advance_step_ref.c
  * (both modes, i32/i64 per tensor, strided views), an error table, plan lifecycle,
  * and bit-identical results for every context and ISA. */

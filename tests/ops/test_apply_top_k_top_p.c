@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p: the CANN sample, random rows against
  * tests/ref/apply_top_k_top_p_ref.c (f32/f16/bf16, p in logits' dtype or f32, k i32/i64,
  * ties, -inf-heavy, peaked and flat rows, strided / transposed / in-place views), special

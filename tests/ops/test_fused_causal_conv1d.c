@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d: the spec's Sample and APC worked example, random cases of the
  * four CANN scenarios and APC against tests/ref/fused_causal_conv1d_ref.c (each dtype, K
  * in 2..4, MTP, conv_mode 1, residual, silu, bias, pad sequences, strided x and

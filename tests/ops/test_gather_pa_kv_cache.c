@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gather_pa_kv_cache, the read path of the paged KV cache: hand-computed samples,
  * random cases against tests/ref/gather_pa_kv_cache_ref.c (every
  * layout, strided and shared views, every dtype pair, fp8 dequantization), scatter ->

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scatter_pa_kv_cache: the spec's two samples, random cases for every layout against
  * tests/ref/scatter_pa_kv_cache_ref.c (bit copies of every element size, fp8 conversions
  * with per-tensor and per-head scales, strided and fused sources, padded / permuted /

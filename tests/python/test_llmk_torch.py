@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cross-checks of the llmk Python package against PyTorch goldens written from the specs
 (/work/shared/spec: top_k_top_p.md, kv_cache_scatter.md, advance_step.md, causal_conv1d.md).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "advance_step_ref.h"
 
 /* a + b and a * b for a, b >= 0; -1 on int64 overflow. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Naive reference of advance_step, written from docs/spec (advance_step.md), not from
  * the library. Plain contiguous int64_t arrays; block_tables is [num_seqs][max_blocks].
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "apply_top_k_top_p_ref.h"
 
 #include <float.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Naive reference of apply_top_k_top_p, written from the spec's pseudo-code
  * (docs/spec top_k_top_p.md, include/llmk/top_k_top_p.h), not from the library: it

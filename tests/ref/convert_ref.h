@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reference decoders and encoders for the narrow float types, written from the
  * format definitions only (fields, bias, value formula evaluated in double), so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "fused_causal_conv1d_ref.h"
 
 #include <math.h>

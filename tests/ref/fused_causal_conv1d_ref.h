@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Naive reference of fused_causal_conv1d, written from the spec's nine steps
  * (docs/spec causal_conv1d.md) and the rules of <llmk/causal_conv1d.h>, not from the
  * library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "gather_pa_kv_cache_ref.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Naive reference of gather_pa_kv_cache, written from the spec (kv_cache_scatter.md, the
  * read path) and the layout definitions of <llmk/kv_cache.h>, not from the library: one
  * element at a time, its offset computed from the layout formula; fp8 dequantization

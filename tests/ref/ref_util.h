@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small helpers shared by the references (tests/ref) and the tests: the element size of
  * each llmk dtype, and element loads / stores by width, written from the formats (a
  * dtype is its bytes in host order), independent of the library's kernels. */

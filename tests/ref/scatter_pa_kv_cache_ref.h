@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Naive reference of scatter_pa_kv_cache, written from the spec (kv_cache_scatter.md)
  * and the layout definitions of <llmk/kv_cache.h>, not from the library: one element at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every op on small valid shapes: see stress_ops.h. */
 #include "stress_ops.h"
 

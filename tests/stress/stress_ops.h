@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every op on small valid shapes over one struct of buffers: shared by the stress test
  * (tests/stress) and the allocation-failure test (tests/alloc). */
 #ifndef LLMK_STRESS_OPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Concurrency stress test (run under ThreadSanitizer by scripts/ci_tsan.sh): several
  * threads call every op at once and compare each result with a single-threaded run.
  *

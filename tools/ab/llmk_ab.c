@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk_ab: A/B timing of two libllmk.so builds in one process.
  *
  *   llmk_ab [--case TEXT] [--threads N] [--min-pairs N] [--list] A.so B.so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shape of a paged KV cache of each layout (include/llmk/kv_cache.h), for the tools
  * that allocate caches: llmk bench and llmk_ab. esz: the cache's element size. */
 #ifndef LLMK_TOOLS_KV_LAYOUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk bench: what the per-op benchmark files share with the driver and the report.
  *
  * Each op file (bench_<op>.c) walks its table of cases; for every case that the filters

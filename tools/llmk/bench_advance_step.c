@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* advance_step: plain and speculative decode steps against advance_step_ref (tests/ref),
  * every tensor i64, or (plain) seq_lens and block_tables i32 as vLLM passes them. The op
  * updates seq_lens (plain) or input_positions (speculative) in place, so each timing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p against the sort-based reference apply_top_k_top_p_ref (tests/ref): a
  * stable sort of every row, one thread (the reference is not thread-safe). It is slow,
  * so it runs once for the check (and a few more times only where that is cheap); the

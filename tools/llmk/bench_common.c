@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Timing, the copy beside each case, buffers, filters and progress shared by the op
  * files. The copy runs on the context's threads through the library's own parallel-for
  * (src/core/internal.h), so that it uses the very threads the ops use. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d, K=3 (and K=4, the shapes of make peers), against fcc_ref_run
  * (tests/ref): the op on one copy of x and conv_states, the reference on another, both
  * compared bit for bit. Timing then runs the op in place, call after call; the taps have

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gather_pa_kv_cache, checked against the naive element-by-element gather of
  * tests/ref/gather_pa_kv_cache_ref.h, written from the spec.
  * Bytes per call: the cache rows read and K/V written once, plus the tables. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What bench_scatter_pa_kv_cache.c and bench_gather_pa_kv_cache.c share: the case
  * description, the cache shapes of each layout, the value fill and the labels. */
 #ifndef LLMK_TOOL_BENCH_PA_KV_CACHE_H

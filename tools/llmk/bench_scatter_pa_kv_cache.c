@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scatter_pa_kv_cache, checked against kvref_scatter (tests/ref) over whole caches (the
  * slots written and every other byte).
  * Bytes per call: the new K/V read and the cache written once, plus the slots. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk info: version, ISA, the kernels each op will use, threads. The kernel tables are
  * internal (src/dispatch, src/kernels): the tool links the static library and asks each
  * op's table chooser which kernels a plan made now would get, and which the build has. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk: the command-line tool of the llmk library.
  *   llmk bench [OP...] [options]   benchmarks every operator against a copy of the same
  *                                  bytes and the in-process references

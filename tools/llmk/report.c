@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The results of llmk bench: the table on stdout, --json FILE and --plot FILE.svg. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk aclnn layer: the AscendCL umbrella header, as host programs include it.
  * Runtime subset on the CPU: see acl_rt.h and docs/aclnn.md. Valid C and C++.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk aclnn layer: AscendCL base API (types, errors, data type helpers).
  * Valid C and C++.

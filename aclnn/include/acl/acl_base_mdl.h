@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk aclnn layer: model-related base types. The CPU layer runs no offline models;
  * this header exists so that the include structure of CANN's acl_base.h is the same.

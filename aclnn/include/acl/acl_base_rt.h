@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk aclnn layer: AscendCL base types, error constants, data types and formats.
  * Names and numeric values are CANN's; the implementation runs on the CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk aclnn layer: the AscendCL runtime subset that host programs use, on the CPU.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk aclnn layer: external allocator handles. The CPU layer has no stream-ordered
  * allocator registration; the types exist so that CANN's include structure holds.

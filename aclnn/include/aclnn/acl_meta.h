@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llmk aclnn layer: aclTensor and the other aclnn argument objects, and executors.
  * CANN's names and signatures; usable from C++ (as CANN's header) and also from C.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk aclnn layer: aclnn library init/finalize, and the base objects (acl_meta.h). */
 #ifndef LLMK_ACLNN_ACLNN_BASE_H
 #define LLMK_ACLNN_ACLNN_BASE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnAdvanceStep: prepare the next decode step in place (vLLM advance_step), on the CPU
  * (layer: docs/aclnn.md; op: docs/ops/advance_step.md, CANN section).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnAdvanceStepV2: aclnnAdvanceStep with CANN's speculative mode, on the CPU
  * (layer: docs/aclnn.md; op: docs/ops/advance_step.md).

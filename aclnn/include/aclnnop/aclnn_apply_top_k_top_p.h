@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnApplyTopKTopP: top-k / top-p filtering of logits, on the CPU over
  * llmk_apply_top_k_top_p (docs/ops/apply_top_k_top_p.md; layer: docs/aclnn.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnInplaceFusedCausalConv1d: causal depthwise convolution (K = 3) with a conv-state
  * cache, in place, on the CPU over llmk_fused_causal_conv1d

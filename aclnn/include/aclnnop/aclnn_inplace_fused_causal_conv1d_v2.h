@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnInplaceFusedCausalConv1dV2: aclnnInplaceFusedCausalConv1d
  * (aclnn_inplace_fused_causal_conv1d.h) with maxDraftTokens: for a 3-D x

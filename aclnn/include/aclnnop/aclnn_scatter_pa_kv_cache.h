@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnScatterPaKvCache: writes each token's key (and value) into a paged KV cache at
  * slotMapping[t], on the CPU over llmk_scatter_pa_kv_cache

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk aclnn layer: the export macro of the operator entry points. */
 #ifndef LLMK_ACLNNOP_ACLNN_UTIL_H
 #define LLMK_ACLNNOP_ACLNN_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aclnnAdvanceStep and aclnnAdvanceStepV2 over llmk_advance_step.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnApplyTopKTopP over llmk_apply_top_k_top_p: CANN's limits, then the native op. */
 #include "acl_internal.h"
 #include "aclnnop/aclnn_apply_top_k_top_p.h"

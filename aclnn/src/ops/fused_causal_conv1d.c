@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnInplaceFusedCausalConv1d (+ V2) over llmk_fused_causal_conv1d: CANN's limits
  * (shared/spec/causal_conv1d.md, "What CANN rejects": 561002), then the native op.
  * initialStateMode, bias, activationMode and runMode are accepted and ignored, as in

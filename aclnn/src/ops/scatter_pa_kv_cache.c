@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnScatterPaKvCache over llmk_scatter_pa_kv_cache: CANN's modes and limits for an
  * Atlas A2, then the native op. "Norm" is LLMK_KV_BLOCKS, "NHSD" the same with the cache
  * view permuted to [numBlocks, blockSize, H, D], "PA_NZ" LLMK_KV_NZ; scatter mode "Nct"

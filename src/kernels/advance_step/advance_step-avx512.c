@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX-512 advance_step, plain mode: 8 rows per step in 64-bit lanes, block ids
  * fetched with masked gathers. It takes contiguous 1-D tensors and block sizes below
  * 2^31; for other layouts, for speculative mode, and for any 8-row chunk in which a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What an advance_step plan holds; shared by the op and its kernels. */
 #ifndef LLMK_KERNELS_ADVANCE_STEP_H
 #define LLMK_KERNELS_ADVANCE_STEP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AVX2 mass pass of top-p (bit-identical to the scalar one), with its riders. */
 #include <immintrin.h>
 

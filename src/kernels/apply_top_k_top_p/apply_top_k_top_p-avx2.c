@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX2 kernels, bit-identical to the scalar ones. */
 #include "kernels/apply_top_k_top_p/apply_top_k_top_p-avx2.h"
 

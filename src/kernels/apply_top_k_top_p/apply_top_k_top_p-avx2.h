@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AVX2 scans over contiguous rows of the logits' dtype (max key, gather, select),
  * inline so that the mass pass (apply_top_k_top_p-avx2-mass.c) runs them as riders.
  * Included only by the AVX2 kernel files. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX-512 masses: the scalar exp_nonpos_fma and mass_of, operation for operation. */
 #include <immintrin.h>
 

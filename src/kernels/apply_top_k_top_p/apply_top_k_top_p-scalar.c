@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kernels/apply_top_k_top_p/apply_top_k_top_p.h"
 #include "kernels/convert/convert-elem.h"
 

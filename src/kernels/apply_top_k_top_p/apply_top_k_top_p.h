@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the apply_top_k_top_p kernels need and the op calls them with: order-preserving
  * keys, fixed-point masses, value and mass bins, the rider of a mass pass, and the kernel
  * table. The op's own declarations are in ops/apply_top_k_top_p/internal.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX2 llmk__exp_nonpos, llmk__exp_nonpos_fma and llmk__silu (8 lanes), operation for
  * operation. Include only from TUs built with the AVX2 flags. */
 #ifndef LLMK_KERNELS_EXP_AVX2_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX-512 llmk__exp_nonpos, llmk__exp_nonpos_fma and llmk__silu (16 lanes), operation for
  * operation. Include only from TUs built with the AVX-512 flags. */
 #ifndef LLMK_KERNELS_EXP_AVX512_H

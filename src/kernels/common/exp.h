@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* exp(x) for x <= 0 with the same bits on every ISA (exp-avx2.h / exp-avx512.h repeat
  * it operation for operation), in two forms: llmk__exp_nonpos_fma for the top-k/top-p
  * softmax, llmk__exp_nonpos for the conv's SiLU. */

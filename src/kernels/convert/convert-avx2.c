@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX2 + F16C conversion kernels; tails use the scalar definitions. */
 #include "kernels/convert/convert-avx2.h"
 

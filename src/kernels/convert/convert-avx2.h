@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX2 + F16C conversion cores (8 lanes), shared by the conversion kernels and the
  * ops that widen or narrow on the fly. Include only from TUs built with the AVX2
  * flags. Bit-identical to convert-scalar.h; callers do tails with the scalar code. */

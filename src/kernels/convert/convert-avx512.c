@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX-512 (F, BW, VL, DQ) conversion kernels; tails use masked loads and stores. */
 #include "kernels/convert/convert-avx512.h"
 

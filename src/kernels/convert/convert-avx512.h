@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX-512 conversion cores (16 lanes), shared by the conversion kernels and every op
  * that widens or narrows on the fly. Include only from TUs built with the AVX-512
  * flags. Bit-identical to convert-scalar.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One element of f32, f16 or bf16 widened to f32 or rounded from it, by dtype. */
 #ifndef LLMK_CONVERT_ELEM_H
 #define LLMK_CONVERT_ELEM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element conversions, bit-exact definitions shared by the public functions, the
  * scalar kernels and the SIMD kernels' tails. NaN handling matches F16C
  * (vcvtph2ps / vcvtps2ph), so that every ISA gives the same bits. */

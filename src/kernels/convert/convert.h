@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The conversion kernels: contiguous runs between f32 and f16 / bf16 / fp8. */
 #ifndef LLMK_KERNELS_CONVERT_H
 #define LLMK_KERNELS_CONVERT_H

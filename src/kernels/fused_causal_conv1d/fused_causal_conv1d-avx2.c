@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AVX2: llmk__conv1d_cols on groups of G x 8 channels, operation for operation; the
  * window and the taps stay in registers while the tokens stream by. */
 #include "kernels/common/exp-avx2.h"

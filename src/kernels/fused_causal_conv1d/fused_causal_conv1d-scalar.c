@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kernels/fused_causal_conv1d/fused_causal_conv1d.h"
 
 static void seq_scalar(const llmk__conv1d_seq *a) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d kernels: the conv of one sequence over a block of channels, with
  * the window of the last K-1 inputs kept as f32 while the tokens stream by. */
 #ifndef LLMK_KERNELS_CONV1D_H

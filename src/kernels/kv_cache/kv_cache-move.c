@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The movers: a token's row to or from its cache slot, run by run (kv_cache.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* KV cache kernels: contiguous runs of quantization into fp8, dequantization out of it
  * and bit copies (per ISA); and the movers that apply them to a token's runs (scalar
  * code, kv_cache-move.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p (+ min-p, kept counts), the with-sorted variant, and sampling.
  *
  * Per row, without sorting: the row is widened once into an f32 buffer; the k-th

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p's own shared declarations: the plan, the scratch of a worker, the
  * team, the state of a row and its decisions, and the functions of the op's files:
  *   apply_top_k_top_p.c  entry points, plan (phase 1), value checks, phase 2 dispatch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p: the rows of a worker, whole-row top-p rows in a pipeline. */
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p: one row. Its decisions (filter_row), its write, its pending top-p
  * window, and the masks of its top-p tie group (filter_one). */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sample_top_k_top_p: one token per row by an exponential race over the entries that
  * apply_top_k_top_p keeps, at a temperature. */
 

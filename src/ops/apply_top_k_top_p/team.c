@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p: the team (one row split over threads) and the row steps run over
  * it: the f32 row and its keys, the largest key, counts and gathers of keys. */
 

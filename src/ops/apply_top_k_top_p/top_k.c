@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p: top-k selection. The k-th largest key by radix selection over the
  * row's keys, by a heap among few candidates, and the pivot that picks those candidates
  * from a sample of the row. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p: the top-p boundary algorithms: key radix levels over masses
  * (top_p_boundary), a sorted pass over few entries (top_p_sorted), value bins then key
  * radix (top_p_search), and exact mass bins of e = exp(x - max) over the whole row

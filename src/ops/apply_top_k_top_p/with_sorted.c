@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply_top_k_top_p_with_sorted: rows already sorted ascending, with their indices. */
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d: phase 1 (validate, plan); phase 2 is values.c and run.c.
  *
  * The run is split into items (sequence, block of channels); items touch disjoint x

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the files of fused_causal_conv1d share: the plan and the per-sequence facts that
  * phase 2's value checks (values.c) hand to the run (run.c). */
 #ifndef LLMK_OPS_FUSED_CAUSAL_CONV1D_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d phase 2: the run, split into items over threads. */
 #include <inttypes.h>
 #include <string.h>

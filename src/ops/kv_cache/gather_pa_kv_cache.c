@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gather_pa_kv_cache: phase 1 and phase 2 (the plan is kv_cache.c's). */
 #include <inttypes.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What scatter_pa_kv_cache and gather_pa_kv_cache share: validation and plan.
  *
  * Each layout is reduced, at plan time, to a list of runs per token: (offset in the

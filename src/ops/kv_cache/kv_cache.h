@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What scatter_pa_kv_cache and gather_pa_kv_cache share: the plan (each layout reduced
  * to runs per token, see kv_cache.c) and the helpers of their runs. */
 #ifndef LLMK_OPS_KV_CACHE_H

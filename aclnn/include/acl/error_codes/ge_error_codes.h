@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk aclnn layer: graph-engine error codes (CANN's numeric values). The CPU layer has
  * no graph engine and returns none of them; they are here for programs that name them. */
 #ifndef LLMK_ACL_ERROR_CODES_GE_ERROR_CODES_H

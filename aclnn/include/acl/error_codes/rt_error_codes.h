@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk aclnn layer: runtime error codes (CANN's numeric values). Valid C and C++. */
 #ifndef LLMK_ACL_ERROR_CODES_RT_ERROR_CODES_H
 #define LLMK_ACL_ERROR_CODES_RT_ERROR_CODES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk aclnn layer: aclnn status codes (CANN's numeric values). Valid C and C++. */
 #ifndef LLMK_ACLNN_OPDEV_OP_ERRNO_H
 #define LLMK_ACLNN_OPDEV_OP_ERRNO_H
