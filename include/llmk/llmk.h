@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llmk: the operators an LLM serving engine runs around every decode step, on CPUs.
- * Umbrella header; conventions in docs/api.md. */
+ * Umbrella header; conventions in docs/api.md (installed as share/doc/llmk/api.md, the
+ * per-op docs as share/doc/llmk/ops/<op>.md). */
 #ifndef LLMK_LLMK_H
 #define LLMK_LLMK_H
 
