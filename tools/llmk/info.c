@@ -67,19 +67,72 @@ static void isa_list(const llmk__kernel_list *l, llmk_isa cap, char *out, size_t
   }
 }
 
+static void jstr(const char *key, const char *v, const char *end) {
+  char buf[1024];
+  tool_json_escape(v ? v : "", buf, sizeof buf);
+  printf("\"%s\": \"%s\"%s", key, buf, end);
+}
+
+static int info_json(void) {
+  llmk_isa isa = llmk_get_isa(), native = llmk_get_native_isa();
+  const char *rule = NULL;
+  int nthr = llmk__default_threads(&rule);
+  printf("{\n  ");
+  jstr("tool", "llmk info", ", ");
+  jstr("version", llmk_version_string(), ", ");
+  printf("\"version_number\": %u, ", llmk_version());
+  jstr("header_version", LLMK_VERSION_STRING, ",\n  ");
+  jstr("cpu", tool_cpu_model(), ", ");
+  printf("\"online_cpus\": %d, \"allowed_cpus\": %d,\n  ", llmk__cpu_count(),
+         llmk__cpu_allowed());
+  jstr("cpu_features", llmk_cpu_features(), ",\n  ");
+  jstr("isa", llmk_isa_name(isa), ", ");
+  jstr("native_isa", llmk_isa_name(native), ", ");
+  jstr("LLMK_ISA", getenv("LLMK_ISA"), ",\n  ");
+  jstr("threading", llmk_threading_runtime(), ", ");
+  printf("\"default_threads\": %d, ", nthr);
+  jstr("thread_rule", rule, ", ");
+  jstr("LLMK_NUM_THREADS", getenv("LLMK_NUM_THREADS"), ", ");
+  jstr("OMP_NUM_THREADS", getenv("OMP_NUM_THREADS"), ",\n  ");
+  printf("\"kernels\": [");
+  for (int i = 0; i < llmk__kernel_list_count; i++) {
+    const llmk__kernel_list *l = llmk__kernel_lists[i];
+    printf("%s\n    {", i ? "," : "");
+    jstr("name", l->name, ", ");
+    jstr("chosen", llmk_isa_name(llmk__kernels_isa(llmk__kernels_pick(l, isa))), ", ");
+    printf("\"variants\": [");
+    for (int k = 0; k < l->count; k++) {
+      llmk_isa v = llmk__kernels_isa(l->tables[k]);
+      printf("%s{\"isa\": \"%s\", \"runs_here\": %s}", k ? ", " : "", llmk_isa_name(v),
+             v > native ? "false" : "true");
+    }
+    printf("]}");
+  }
+  printf("\n  ]\n}\n");
+  return 0;
+}
+
 int cmd_info(int argc, char **argv) {
+  int json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       printf(
-          "usage: llmk info\n\nPrints the library version, the CPU's ISA and the one in "
-          "force,\n"
+          "usage: llmk info [--json]\n\nPrints the library version, the CPU's ISA and "
+          "the "
+          "one in force,\n"
           "the kernels each op will use, and the threading runtime and default thread "
-          "count.\n");
+          "count\n(and the rule that chose it). --json: the same as one JSON object on "
+          "stdout.\n");
       return 0;
+    }
+    if (!strcmp(argv[i], "--json")) {
+      json = 1;
+      continue;
     }
     fprintf(stderr, "llmk info: unknown argument '%s' (see llmk info --help)\n", argv[i]);
     return 2;
   }
+  if (json) return info_json();
   llmk_isa isa = llmk_get_isa(), native = llmk_get_native_isa();
   const char *env_isa = getenv("LLMK_ISA"), *env_thr = getenv("LLMK_NUM_THREADS");
   printf("llmk %s (llmk_version() %u, headers %s)\n", llmk_version_string(),
