@@ -19,7 +19,7 @@ typedef struct llmk__cpu_info {
 } llmk__cpu_info;
 
 const llmk__cpu_info *llmk__cpu(void);
-/* The CPUs this process may run on. */
+/* Online CPUs; and the CPUs this process may run on (its affinity mask). */
 int llmk__cpu_count(void);
 int llmk__cpu_allowed(void);
 /* The size of the last cache level (from sysfs, else sysconf, else 32 MiB), found once.

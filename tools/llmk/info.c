@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "core/internal.h"
@@ -35,8 +34,7 @@ const char *tool_cpu_model(void) {
 }
 
 int tool_online_cpus(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
+  return llmk__cpu_count();
 }
 
 double tool_loadavg(void) {
@@ -49,11 +47,7 @@ double tool_loadavg(void) {
 }
 
 int tool_default_threads(void) {
-  llmk_context *ctx = NULL;
-  if (llmk_context_create(0, &ctx) != LLMK_SUCCESS) return 1;
-  int n = llmk_context_num_threads(ctx);
-  llmk_context_destroy(ctx);
-  return n;
+  return llmk__default_threads(NULL);
 }
 
 /* The variants a kernel list has, highest first; those this CPU cannot run marked. */
@@ -83,7 +77,7 @@ static int info_json(void) {
   printf("\"version_number\": %u, ", llmk_version());
   jstr("header_version", LLMK_VERSION_STRING, ",\n  ");
   jstr("cpu", tool_cpu_model(), ", ");
-  printf("\"online_cpus\": %d, \"allowed_cpus\": %d,\n  ", llmk__cpu_count(),
+  printf("\"online_cpus\": %d, \"allowed_cpus\": %d,\n  ", tool_online_cpus(),
          llmk__cpu_allowed());
   jstr("cpu_features", llmk_cpu_features(), ",\n  ");
   jstr("isa", llmk_isa_name(isa), ", ");
@@ -146,7 +140,7 @@ int cmd_info(int argc, char **argv) {
   int nthr = llmk__default_threads(&rule);
   const char *env_omp = getenv("OMP_NUM_THREADS");
   printf("threading:  %s, default %d thread%s (%s; %d online CPUs, %d allowed)\n",
-         llmk_threading_runtime(), nthr, nthr == 1 ? "" : "s", rule, llmk__cpu_count(),
+         llmk_threading_runtime(), nthr, nthr == 1 ? "" : "s", rule, tool_online_cpus(),
          llmk__cpu_allowed());
   if (env_thr) printf("            LLMK_NUM_THREADS=%s\n", env_thr);
   if (env_omp) printf("            OMP_NUM_THREADS=%s\n", env_omp);
