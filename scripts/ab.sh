@@ -94,7 +94,7 @@ echo "ab: building B..." >&2
 lib_b=$(build b "$rev_b")
 
 "$cc" -O2 -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
-  -Wmissing-prototypes -Wformat=2 -Wvla -I"$root/include" "$root/tools/ab/llmk_ab.c" \
+  -Wmissing-prototypes -Wformat=2 -Wvla -I"$tmp/b/build/include" -I"$root/include" "$root/tools/ab/llmk_ab.c" \
   -o "$tmp/llmk_ab" -ldl -lm
 
 echo "ab: A = $(describe "$rev_a")"

@@ -44,7 +44,14 @@ __all__ = [
     "fused_causal_conv1d",
 ]
 
-__version__ = "0.1.0"
+
+def __getattr__(name):
+    # __version__ is the loaded library's (one source: the project's VERSION file), read
+    # on first use so that importing the package does not load the library.
+    if name == "__version__":
+        return version()
+    raise AttributeError("module 'llmk' has no attribute %r" % name)
+
 
 _ISAS = {"scalar": 0, "avx2": 1, "avx512": 2}
 

@@ -90,11 +90,11 @@ def _candidates():
         yield os.path.join(root, build, "libllmk.so")
     # an installed layout: <prefix>/lib/pythonX/site-packages/llmk -> <prefix>/lib
     yield os.path.join(here, "libllmk.so")
+    # ldconfig's cache: finds a runtime-only install (libllmk.so.MAJOR.MINOR, no dev link)
     found = ctypes.util.find_library("llmk")
     if found:
         yield found
     yield "libllmk.so"
-    yield "libllmk.so.0"
 
 
 def _declare(lib):

@@ -1154,6 +1154,12 @@ def test_causal_conv1d():
 
 def test_package():
     check(issubclass(llmk.Error, RuntimeError), "llmk.Error is a RuntimeError")
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                           "VERSION")) as f:
+        want = f.readline().strip()
+    check(llmk.__version__ == want and llmk.version() == want,
+          "llmk.__version__ %s and version() %s are VERSION's %s" % (
+              llmk.__version__, llmk.version(), want))
     with llmk.Context(2) as c:
         check(c.num_threads == 2, "Context(2).num_threads")
         l = make_logits(3, 500, torch.float32)
