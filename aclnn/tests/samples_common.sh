@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The common part of the test_samples_*.sh scripts, sourced by each of them with their
 # arguments (BUILD_DIR SAMPLES_DIR [EXTRA_CXXFLAGS]): installs the build into a fresh
-# prefix $P (used as ASCEND_HOME_PATH) under a temporary $tmp, and gives
+# prefix under a temporary $tmp, whose CANN-compatible subtree $P (lib/llmk/ascend) is
+# used as ASCEND_HOME_PATH, and gives
 #   need FILE...          each file present under $P, or FAIL and exit 1
 #   check NAME EXP OUT    the output file equals the expected one, else FAIL (fail=1)
 #   line1 / line2 SRC EXE CANN's first / second build line for a sample program
@@ -13,8 +14,10 @@ samples=$2
 extra=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-P=$tmp/ascend
-cmake --install "$build" --prefix "$P" > "$tmp/install.log"
+cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
+P=$(find "$tmp/prefix" -type d -path '*/llmk/ascend' | head -n1)
+[ -n "$P" ] || { echo "FAIL: no llmk/ascend subtree in the install"; exit 1; }
+export ASCEND_HOME_PATH=$P
 fail=0
 
 need() {

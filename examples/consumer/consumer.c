@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Built against an installed llmk (pkg-config or find_package): the version and one
- * advance_step call (the vllm-ascend sample of the spec). */
+/* A C program built against an installed llmk (pkg-config or find_package; see
+ * CMakeLists.txt here): the header and library versions agree, and one advance_step call
+ * gives the slots of the vllm-ascend sample. */
 #include <inttypes.h>
 #include <llmk/llmk.h>
 #include <stdio.h>

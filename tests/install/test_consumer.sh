@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the build into a fresh prefix, then builds and runs a program against it
-# three ways: pkg-config + shared library, pkg-config + static library, and CMake's
-# find_package(llmk).  Usage: test_install.sh BUILD_DIR TEST_SRC_DIR [EXTRA_CFLAGS]
+# Installs the build into a fresh prefix, then builds and runs the consumer example
+# (examples/consumer: consumer.c and consumer.cpp) against it, the ways an engine would:
+#   pkg-config, cc and c++, shared and static library;
+#   find_package(llmk) from a C project, a C++ project and a mixed one, shared and static.
+# No consumer compile line may carry -fopenmp (the static library's OpenMP runtime is a
+# link dependency only). Usage: test_consumer.sh BUILD_DIR CONSUMER_DIR [EXTRA_FLAGS]
 set -euo pipefail
 build=$1 src=$2 extra=${3:-}
 work=$(mktemp -d)
@@ -12,32 +15,62 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 pc=$(find "$prefix" -name llmk.pc | head -n1)
 [ -n "$pc" ] || { echo "FAIL: no llmk.pc under $prefix"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc")
-libdir=$(pkg-config --variable=libdir llmk)
-for f in include/llmk/llmk.h include/llmk/advance_step.h; do
+libdir=$(cd "$(pkg-config --variable=libdir llmk)" && pwd -P)
+for f in include/llmk/llmk.h include/llmk/version.h include/llmk/advance_step.h; do
   [ -f "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 [ -f "$libdir/libllmk.a" ] && ls "$libdir"/libllmk.so* > /dev/null || {
   echo "FAIL: libraries missing in $libdir"; exit 1; }
 echo "pkg-config --cflags --libs llmk: $(pkg-config --cflags --libs llmk)"
+case " $(pkg-config --cflags llmk) " in
+  *-fopenmp*) echo "FAIL: pkg-config --cflags carries -fopenmp"; exit 1 ;;
+esac
+passed=0
 
-# shellcheck disable=SC2046,SC2086
-cc -std=c11 $extra "$src/consumer.c" $(pkg-config --cflags --libs llmk) \
-   -Wl,-rpath,"$libdir" -o "$work/consumer_shared"
-"$work/consumer_shared"
-# (captured first: grep -q closing the pipe early would fail the pipeline under pipefail)
-deps=$(ldd "$work/consumer_shared")
-grep -q "$libdir/libllmk.so" <<< "$deps" || {
-  echo "FAIL: consumer_shared does not use the installed libllmk.so"; exit 1; }
+uses_shared() { # program: yes when it loads the installed libllmk.so
+  local deps
+  deps=$(ldd "$1")   # (captured: grep -q closing a pipe early fails under pipefail)
+  grep -q "$libdir/libllmk.so" <<< "$deps"
+}
+run() { # program shared|static
+  "$1" || { echo "FAIL: $(basename "$1") exited with $?"; exit 1; }
+  if [ "$2" = shared ]; then
+    uses_shared "$1" || { echo "FAIL: $(basename "$1") does not use the installed libllmk.so"; exit 1; }
+  else
+    ! uses_shared "$1" || { echo "FAIL: $(basename "$1") loads libllmk.so"; exit 1; }
+  fi
+  passed=$((passed + 1))
+}
 
-# shellcheck disable=SC2046,SC2086
-cc -std=c11 $extra "$src/consumer.c" $(pkg-config --cflags llmk) "$libdir/libllmk.a" \
-   $(pkg-config --libs-only-other --static llmk) $(pkg-config --static --libs llmk | sed 's/-L[^ ]*//; s/-lllmk//') \
-   -o "$work/consumer_static"
-"$work/consumer_static"
+static_libs=$(pkg-config --static --libs llmk | sed "s|-L[^ ]*||; s|-lllmk|$libdir/libllmk.a|")
+for lang in c cxx; do
+  if [ $lang = c ]; then compiler="cc -std=c11" file=consumer.c; else compiler="c++ -std=c++17" file=consumer.cpp; fi
+  # shellcheck disable=SC2046,SC2086
+  $compiler $extra "$src/$file" $(pkg-config --cflags --libs llmk) -Wl,-rpath,"$libdir" \
+    -o "$work/pc_${lang}_shared"
+  run "$work/pc_${lang}_shared" shared
+  # shellcheck disable=SC2046,SC2086
+  $compiler $extra "$src/$file" $(pkg-config --cflags llmk) $static_libs -o "$work/pc_${lang}_static"
+  run "$work/pc_${lang}_static" static
+done
 
-cmake -S "$src/cmake_consumer" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" \
-      -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" > "$work/cm.log"
-cmake --build "$work/cm" > "$work/cm-build.log" || { cat "$work/cm-build.log"; exit 1; }
-"$work/cm/consumer"
-"$work/cm/consumer_static"
-echo "install: 3 passed, 0 failed"
+for langs in C CXX "C;CXX"; do
+  b=$work/cm-${langs/;/-}
+  cmake -S "$src" -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_LANGUAGES="$langs" \
+        -DCMAKE_C_FLAGS="$extra" -DCMAKE_CXX_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
+        > "$b.log" 2>&1 || { cat "$b.log"; echo "FAIL: find_package(llmk) in a $langs project"; exit 1; }
+  cmake --build "$b" > "$b-build.log" 2>&1 || { cat "$b-build.log"; exit 1; }
+  if grep -q -- '-fopenmp' "$b/compile_commands.json"; then
+    echo "FAIL: -fopenmp reached a $langs consumer's compile line"; exit 1
+  fi
+  n=0
+  for l in c cxx; do
+    [ -x "$b/consumer_$l" ] || continue
+    run "$b/consumer_$l" shared
+    run "$b/consumer_${l}_static" static
+    n=$((n + 1))
+  done
+  [ "$n" -eq "$(tr ';' '\n' <<< "$langs" | wc -l)" ] || { echo "FAIL: $langs project built $n programs"; exit 1; }
+  echo "find_package(llmk) from a $langs project: shared and static run"
+done
+echo "consumer: $passed passed, 0 failed (pkg-config: cc, c++; find_package: C, CXX, C+CXX; shared and static each)"
