@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Thin wrapper over CMake so that a fresh clone needs only `make bench` / `make test`.
+# Thin wrapper over CMake so that a fresh clone needs only `make bench` / `make test`
+# (`./make.sh bench` / `./make.sh test` where make itself may be missing).
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
@@ -12,8 +13,14 @@ all: configure
 deps:
 	@bash scripts/deps.sh
 
+# A configure that failed or was interrupted leaves a CMakeCache.txt but no stamp: start
+# that build folder's configuration afresh rather than fail on its leftovers.
+STAMP = $(BUILD)/.llmk-configured
 configure: deps
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	@if [ ! -f $(STAMP) ]; then \
+	  rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles; \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) && touch $(STAMP); \
+	fi
 
 test: all
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
