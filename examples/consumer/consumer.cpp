@@ -16,10 +16,14 @@ int main() {
     return 1;
   }
   const float ninf = -std::numeric_limits<float>::infinity();
-  std::vector<float> logits = {1.0f, 4.0f, 2.0f, 3.0f,  //
-                               0.0f, 0.0f, std::log(16.0f), std::log(8.0f)};
-  std::vector<float> want = {ninf, 4.0f, ninf, 3.0f,  //
-                             ninf, ninf, std::log(16.0f), ninf};
+  std::vector<float> logits = {1.0f,          4.0f, 2.0f,
+                               3.0f,  //
+                               0.0f,          0.0f, std::log(16.0f),
+                               std::log(8.0f)};
+  std::vector<float> want = {ninf, 4.0f, ninf,
+                             3.0f,  //
+                             ninf, ninf, std::log(16.0f),
+                             ninf};
   std::vector<float> p = {1.0f, 0.5f};
   std::vector<int64_t> k = {2, 4};
   int64_t shape[2] = {2, 4}, rows[1] = {2};
@@ -29,8 +33,8 @@ int main() {
   llmk_tensor_init(&t_k, LLMK_I64, 1, rows, nullptr, k.data());
   size_t ws = 0;
   llmk_plan *plan = nullptr;
-  llmk_status st =
-      llmk_apply_top_k_top_p_get_workspace_size(&t_logits, &t_p, &t_k, &t_logits, &ws, &plan);
+  llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(&t_logits, &t_p, &t_k,
+                                                             &t_logits, &ws, &plan);
   std::vector<unsigned char> workspace(ws);
   if (st == LLMK_SUCCESS)
     st = llmk_apply_top_k_top_p(ws ? workspace.data() : nullptr, ws, plan, nullptr);
