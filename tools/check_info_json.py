@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""`llmk info --json` is one JSON object that agrees with the text form of `llmk info`."""
+"""`llmk info --json` is one JSON object that agrees with the text form of `llmk info`.
+Arguments: the tool, after the emulator that runs it in a cross build (if any)."""
 import json
 import re
 import subprocess
 import sys
 
-exe = sys.argv[1]
-d = json.loads(subprocess.run([exe, "info", "--json"], check=True, capture_output=True,
+exe = sys.argv[1:]
+d = json.loads(subprocess.run(exe + ["info", "--json"], check=True, capture_output=True,
                               text=True).stdout)
-text = subprocess.run([exe, "info"], check=True, capture_output=True, text=True).stdout
+text = subprocess.run(exe + ["info"], check=True, capture_output=True, text=True).stdout
 for key in ("version", "isa", "native_isa", "threading", "thread_rule", "cpu_features"):
     assert isinstance(d[key], str) and d[key], key
 m = re.search(r"default (\d+) threads? \(([^;]+);", text)

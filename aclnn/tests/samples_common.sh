@@ -9,9 +9,12 @@
 #   headers_as_c HDR...   acl/acl.h and the op's headers compile as C11, warnings errors
 #   finish NAME           prints "NAME: passed" when nothing failed; exits with $fail
 # EXTRA_CXXFLAGS: e.g. -fsanitize=address,undefined when the library was built with them.
+# The environment names the build's compilers and how to run what they make: CC, CXX
+# (default gcc, g++) and EMU (empty natively; qemu-aarch64 -L SYSROOT in a cross build).
 build=$1
 samples=$2
 extra=${3:-}
+CC=${CC:-gcc} CXX=${CXX:-g++} EMU=${EMU:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
@@ -31,12 +34,12 @@ check() { # name expected-file output-file
 }
 line1() { # CANN's first build line: source output
   # shellcheck disable=SC2086
-  g++ "$1" -o "$2" $extra -I "$P/include" -I "$P/include/aclnnop" -I "$P/include/aclnn" \
+  $CXX "$1" -o "$2" $extra -I "$P/include" -I "$P/include/aclnnop" -I "$P/include/aclnn" \
     -L "$P/lib64" -lopapi_nn -lopapi_math -lascendcl -lnnopbase -Wl,-rpath,"$P/lib64"
 }
 line2() { # CANN's second build line
   # shellcheck disable=SC2086
-  g++ "$1" -o "$2" $extra -I "$P/include" -I "$P/include/aclnn" -I "$P/include/aclnnop" \
+  $CXX "$1" -o "$2" $extra -I "$P/include" -I "$P/include/aclnn" -I "$P/include/aclnnop" \
     -L "$P/lib64" -lopapi_math -lopapi_transformer -lascendcl -lnnopbase -lc_sec \
     -Wl,-rpath,"$P/lib64"
 }
@@ -47,7 +50,7 @@ headers_as_c() { # header...
     echo 'int main(void){return ACL_SUCCESS + OK;}'
   } > "$tmp/c.c"
   # shellcheck disable=SC2086
-  gcc -std=c11 -Wall -Wextra -Wpedantic -Werror $extra "$tmp/c.c" -o "$tmp/c" -I "$P/include" \
+  $CC -std=c11 -Wall -Wextra -Wpedantic -Werror $extra "$tmp/c.c" -o "$tmp/c" -I "$P/include" \
     -L "$P/lib64" -lascendcl -Wl,-rpath,"$P/lib64" || { echo "FAIL: headers as C"; fail=1; }
 }
 finish() { # name

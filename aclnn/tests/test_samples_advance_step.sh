@@ -15,7 +15,7 @@ lines() { local i=0; for v in "$@"; do echo "mean result[$i] is: $v"; i=$((i + 1
 # --- aclnnAdvanceStep: CANN's first build line.
 cp "$samples/advance_step.cpp" "$tmp/t1.cpp"
 line1 "$tmp/t1.cpp" "$tmp/as"
-"$tmp/as" > "$tmp/as.out"
+$EMU "$tmp/as" > "$tmp/as.out"
 {
   lines 0 1 2 3 0 0 0 0        # inputTokens
   lines 0 1 2 3 0 0 0 0        # inputPositions
@@ -27,7 +27,7 @@ check advance_step "$tmp/as.expected" "$tmp/as.out"
 # --- aclnnAdvanceStepV2: CANN's second build line.
 cp "$samples/advance_step_v2.cpp" "$tmp/t2.cpp"
 line2 "$tmp/t2.cpp" "$tmp/as2"
-"$tmp/as2" > "$tmp/as2.out"
+$EMU "$tmp/as2" > "$tmp/as2.out"
 {
   lines 1 0 3 1 5 2 7 3 1 4 3 5 5 6 7 7              # inputTokens
   lines 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7              # sampledTokenIds, unchanged

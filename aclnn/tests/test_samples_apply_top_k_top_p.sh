@@ -15,7 +15,7 @@ need include/acl/acl.h include/aclnn/acl_meta.h include/aclnn/aclnn_base.h \
 # --- apply_top_k_top_p: CANN's first build line; the output as on the NPU.
 cp "$samples/apply_top_k_top_p.cpp" "$tmp/t.cpp"
 line1 "$tmp/t.cpp" "$tmp/top_k_top_p"
-"$tmp/top_k_top_p" > "$tmp/top_k_top_p.out"
+$EMU "$tmp/top_k_top_p" > "$tmp/top_k_top_p.out"
 : > "$tmp/top_k_top_p.expected"
 for i in $(seq 0 11); do
   case $i in
@@ -27,7 +27,7 @@ check apply_top_k_top_p "$tmp/top_k_top_p.expected" "$tmp/top_k_top_p.out"
 
 # --- the second build line (transformer ops, libc_sec) links too.
 line2 "$tmp/t.cpp" "$tmp/top_k_top_p2"
-"$tmp/top_k_top_p2" | cmp -s - "$tmp/top_k_top_p.expected" || { echo "FAIL: second link line"; fail=1; }
+$EMU "$tmp/top_k_top_p2" | cmp -s - "$tmp/top_k_top_p.expected" || { echo "FAIL: second link line"; fail=1; }
 
 # --- the acl headers are valid C.
 headers_as_c aclnnop/aclnn_apply_top_k_top_p.h

@@ -25,7 +25,7 @@ conv_expected() { # x-value conv-states-value
 # history.
 cp "$samples/causal_conv1d.cpp" "$tmp/conv.cpp"
 line1 "$tmp/conv.cpp" "$tmp/conv"
-"$tmp/conv" > "$tmp/conv.out"
+$EMU "$tmp/conv" > "$tmp/conv.out"
 conv_expected 0.000000 0.000000 > "$tmp/conv.expected"
 check causal_conv1d "$tmp/conv.expected" "$tmp/conv.out"
 
@@ -37,7 +37,7 @@ sed -e 's/int64_t stateLen = 8;/int64_t stateLen = K - 1;/' \
 grep -q 'stateLen = K - 1;' "$tmp/conv_old.cpp" && grep -q 'maxQueryLen = cuSeqLen;' "$tmp/conv_old.cpp" \
   || { echo "FAIL: could not derive the older conv sample"; fail=1; }
 line2 "$tmp/conv_old.cpp" "$tmp/conv_old"
-"$tmp/conv_old" > "$tmp/conv_old.out"
+$EMU "$tmp/conv_old" > "$tmp/conv_old.out"
 conv_expected 0.000000 1.000000 > "$tmp/conv_old.expected"
 check causal_conv1d_c2 "$tmp/conv_old.expected" "$tmp/conv_old.out"
 

@@ -15,13 +15,13 @@ need include/aclnnop/aclnn_scatter_pa_kv_cache.h
 # of each group (elements c*512 + 0..31) get the zero keys/values; the rest stay 1.
 cp "$samples/scatter_pa_kv_cache.cpp" "$tmp/scatter.cpp"
 line2 "$tmp/scatter.cpp" "$tmp/scatter"
-"$tmp/scatter" > "$tmp/scatter.out"
+$EMU "$tmp/scatter" > "$tmp/scatter.out"
 awk 'BEGIN { for (n = 0; n < 2; n++) for (i = 0; i < 2048; i++)
                printf "%s[%d] is: %d\n", n ? "valueCache" : "keyCache", i, (i % 512 < 32) ? 0 : 1 }' \
   > "$tmp/scatter.expected"
 check scatter_pa_kv_cache "$tmp/scatter.expected" "$tmp/scatter.out"
 line1 "$tmp/scatter.cpp" "$tmp/scatter1"
-"$tmp/scatter1" | cmp -s - "$tmp/scatter.expected" || { echo "FAIL: scatter, first build line"; fail=1; }
+$EMU "$tmp/scatter1" | cmp -s - "$tmp/scatter.expected" || { echo "FAIL: scatter, first build line"; fail=1; }
 
 # --- the headers compile as C too.
 headers_as_c aclnnop/aclnn_scatter_pa_kv_cache.h

@@ -6,8 +6,12 @@
 #   find_package(llmk) from a C project, a C++ project and a mixed one, shared and static.
 # No consumer compile line may carry -fopenmp (the static library's OpenMP runtime is a
 # link dependency only). Usage: test_consumer.sh BUILD_DIR CONSUMER_DIR [EXTRA_FLAGS]
+# The environment names the build's compilers (CC, CXX; default cc, c++), how to run what
+# they make (EMU: empty natively, qemu-aarch64 -L SYSROOT in a cross build) and the
+# toolchain file the CMake consumers are configured with (LLMK_TOOLCHAIN_FILE).
 set -euo pipefail
 build=$1 src=$2 extra=${3:-}
+CC=${CC:-cc} CXX=${CXX:-c++} EMU=${EMU:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -27,13 +31,15 @@ case " $(pkg-config --cflags llmk) " in
 esac
 passed=0
 
-uses_shared() { # program: yes when it loads the installed libllmk.so
+uses_shared() { # program: yes when it loads the installed libllmk.so (ld.so lists what it loads)
   local deps
-  deps=$(ldd "$1")   # (captured: grep -q closing a pipe early fails under pipefail)
+  # (captured: grep -q closing a pipe early fails under pipefail)
+  if [ -n "$EMU" ]; then deps=$(QEMU_SET_ENV=LD_TRACE_LOADED_OBJECTS=1 $EMU "$1")  # the guest's ld.so
+  else deps=$(LD_TRACE_LOADED_OBJECTS=1 "$1"); fi
   grep -q "$libdir/libllmk.so" <<< "$deps"
 }
 run() { # program shared|static
-  "$1" || { echo "FAIL: $(basename "$1") exited with $?"; exit 1; }
+  $EMU "$1" || { echo "FAIL: $(basename "$1") exited with $?"; exit 1; }
   if [ "$2" = shared ]; then
     uses_shared "$1" || { echo "FAIL: $(basename "$1") does not use the installed libllmk.so"; exit 1; }
   else
@@ -43,8 +49,13 @@ run() { # program shared|static
 }
 
 static_libs=$(pkg-config --static --libs llmk | sed "s|-L[^ ]*||; s|-lllmk|$libdir/libllmk.a|")
-for lang in c cxx; do
-  if [ $lang = c ]; then compiler="cc -std=c11" file=consumer.c; else compiler="c++ -std=c++17" file=consumer.cpp; fi
+langs_pc="c cxx" langs_cm=(C CXX "C;CXX")
+if ! command -v "${CXX%% *}" > /dev/null; then
+  echo "SKIP (the C++ consumers): no C++ compiler ($CXX)"
+  langs_pc=c langs_cm=(C)
+fi
+for lang in $langs_pc; do
+  if [ $lang = c ]; then compiler="$CC -std=c11" file=consumer.c; else compiler="$CXX -std=c++17" file=consumer.cpp; fi
   # shellcheck disable=SC2046,SC2086
   $compiler $extra "$src/$file" $(pkg-config --cflags --libs llmk) -Wl,-rpath,"$libdir" \
     -o "$work/pc_${lang}_shared"
@@ -54,9 +65,14 @@ for lang in c cxx; do
   run "$work/pc_${lang}_static" static
 done
 
-for langs in C CXX "C;CXX"; do
+toolchain=()
+# (a cross toolchain confines find_package to the sysroot: the package is named directly)
+[ -z "${LLMK_TOOLCHAIN_FILE:-}" ] ||
+  toolchain=(-DCMAKE_TOOLCHAIN_FILE="$LLMK_TOOLCHAIN_FILE" -Dllmk_DIR="$(dirname "$(find "$prefix" -name llmkConfig.cmake)")")
+for langs in "${langs_cm[@]}"; do
   b=$work/cm-${langs/;/-}
-  cmake -S "$src" -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_LANGUAGES="$langs" \
+  cmake -S "$src" -B "$b" "${toolchain[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_C_COMPILER="${CC%% *}" -DCMAKE_CXX_COMPILER="${CXX%% *}" -DCONSUMER_LANGUAGES="$langs" \
         -DCMAKE_C_FLAGS="$extra" -DCMAKE_CXX_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
         > "$b.log" 2>&1 || { cat "$b.log"; echo "FAIL: find_package(llmk) in a $langs project"; exit 1; }
   cmake --build "$b" > "$b-build.log" 2>&1 || { cat "$b-build.log"; exit 1; }
