@@ -136,7 +136,8 @@ LLMK_API llmk_isa llmk_get_native_isa(void);
 LLMK_API llmk_isa llmk_set_max_isa(llmk_isa max_isa);
 /* "scalar", "avx2", "avx512". */
 LLMK_API const char *llmk_isa_name(llmk_isa isa);
-/* Space-separated CPU features detected, e.g. "avx2 fma f16c avx512f ...". */
+/* Space-separated CPU features detected, e.g. "avx2 fma f16c avx512f ..." (x86) or
+ * "asimd fp16 bf16 sve" (aarch64, from the auxiliary vector). */
 LLMK_API const char *llmk_cpu_features(void);
 
 /* ---------------------------------------------------------------- context */

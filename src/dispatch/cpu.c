@@ -20,6 +20,16 @@
 #include <cpuid.h>
 #define LLMK__X86 1
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#define LLMK__ARM64_LINUX 1
+/* The kernel's HWCAP bits (asm/hwcap.h), spelled out: older sysroots lack the newer ones.
+ */
+#define LLMK__HWCAP_ASIMD (1UL << 1)
+#define LLMK__HWCAP_ASIMDHP (1UL << 10)
+#define LLMK__HWCAP_SVE (1UL << 22)
+#define LLMK__HWCAP2_BF16 (1UL << 14)
+#endif
 
 static llmk__cpu_info cpu;
 static llmk_isa native_isa = LLMK_ISA_SCALAR;
@@ -67,6 +77,17 @@ static void detect(void) {
     }
   }
 #endif
+#ifdef LLMK__ARM64_LINUX
+  unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+  cpu.asimd = (hwcap & LLMK__HWCAP_ASIMD) != 0;
+  cpu.asimdhp = (hwcap & LLMK__HWCAP_ASIMDHP) != 0;
+  cpu.sve = (hwcap & LLMK__HWCAP_SVE) != 0;
+  cpu.bf16 = (hwcap2 & LLMK__HWCAP2_BF16) != 0;
+#endif
+  add_feature(cpu.asimd, "asimd");
+  add_feature(cpu.asimdhp, "fp16");
+  add_feature(cpu.bf16, "bf16");
+  add_feature(cpu.sve, "sve");
   add_feature(cpu.avx2, "avx2");
   add_feature(cpu.fma, "fma");
   add_feature(cpu.f16c, "f16c");

@@ -16,6 +16,7 @@
 typedef struct llmk__cpu_info {
   bool avx2, fma, f16c;
   bool avx512f, avx512bw, avx512vl, avx512dq, avx512bf16, avx512fp16;
+  bool asimd, asimdhp, bf16, sve; /* aarch64, from the auxiliary vector */
 } llmk__cpu_info;
 
 const llmk__cpu_info *llmk__cpu(void);

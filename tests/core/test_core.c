@@ -221,6 +221,12 @@ static void test_isa(void) {
   llmk_isa native = llmk_get_native_isa();
   printf("native ISA %s, features: %s, runtime %s\n", llmk_isa_name(native),
          llmk_cpu_features(), llmk_threading_runtime());
+#if defined(__aarch64__) && defined(__linux__)
+  /* Advanced SIMD is part of every aarch64 CPU: its absence means the auxv was misread.
+   */
+  TU_CHECK(!strncmp(llmk_cpu_features(), "asimd", 5), "features \"%s\"",
+           llmk_cpu_features());
+#endif
   llmk_isa saved = llmk_get_isa();
   for (int isa = LLMK_ISA_SCALAR; isa <= LLMK_ISA_AVX512; isa++) {
     llmk_isa got = llmk_set_max_isa((llmk_isa)isa);
