@@ -119,14 +119,17 @@ LLMK_API int64_t llmk_tensor_numel(const llmk_tensor *t);
 
 typedef enum llmk_isa {
   LLMK_ISA_SCALAR = 0, /* portable C */
-  LLMK_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
-  LLMK_ISA_AVX512 = 2  /* AVX-512 F + BW + VL (BF16 / FP16 used where present) */
+  LLMK_ISA_AVX2 = 1,   /* x86-64: AVX2 + FMA + F16C */
+  LLMK_ISA_AVX512 = 2, /* x86-64: AVX-512 F + BW + VL (BF16 / FP16 used where present) */
+  LLMK_ISA_NEON = 3    /* aarch64: Advanced SIMD (every aarch64 CPU) */
 } llmk_isa;
 
 /* The ISA in force: the best one this CPU and build support, capped by the current
- * cap. The cap starts as the environment variable LLMK_ISA=scalar|avx2|avx512 (read
- * once; absent = no cap) and is replaced by each llmk_set_max_isa() call. Plans store
- * the kernels of the ISA in force when they are created. */
+ * cap. Each architecture's ISAs are ordered (x86-64: scalar < avx2 < avx512; aarch64:
+ * scalar < neon); a cap that names another architecture's ISA caps to scalar. The cap
+ * starts as the environment variable LLMK_ISA=scalar|avx2|avx512|neon (read once;
+ * absent or unknown = no cap) and is replaced by each llmk_set_max_isa() call. Plans
+ * store the kernels of the ISA in force when they are created. */
 LLMK_API llmk_isa llmk_get_isa(void);
 /* The best ISA of CPU and build, ignoring every override. */
 LLMK_API llmk_isa llmk_get_native_isa(void);
@@ -134,7 +137,7 @@ LLMK_API llmk_isa llmk_get_native_isa(void);
  * (process-wide; intended for tests and benchmarks). A cap above the native ISA has
  * no effect. Returns the ISA in force afterwards. */
 LLMK_API llmk_isa llmk_set_max_isa(llmk_isa max_isa);
-/* "scalar", "avx2", "avx512". */
+/* "scalar", "avx2", "avx512", "neon". */
 LLMK_API const char *llmk_isa_name(llmk_isa isa);
 /* Space-separated CPU features detected, e.g. "avx2 fma f16c avx512f ..." (x86) or
  * "asimd fp16 bf16 sve" (aarch64, from the auxiliary vector). */

@@ -53,7 +53,7 @@ def __getattr__(name):
     raise AttributeError("module 'llmk' has no attribute %r" % name)
 
 
-_ISAS = {"scalar": 0, "avx2": 1, "avx512": 2}
+_ISAS = {"scalar": 0, "avx2": 1, "avx512": 2, "neon": 3}
 
 
 def version():

@@ -33,7 +33,8 @@
 
 static llmk__cpu_info cpu;
 static llmk_isa native_isa = LLMK_ISA_SCALAR;
-static _Atomic int max_isa = LLMK_ISA_AVX512;
+#define LLMK__NO_CAP (-1)
+static _Atomic int max_isa = LLMK__NO_CAP;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 static char feature_string[160];
 
@@ -107,6 +108,9 @@ static void detect(void) {
       cpu.avx512dq)
     native_isa = LLMK_ISA_AVX512;
 #endif
+#if defined(LLMK_HAVE_NEON)
+  if (cpu.asimd) native_isa = LLMK_ISA_NEON;
+#endif
   const char *env = getenv("LLMK_ISA");
   if (env && *env) {
     if (!strcmp(env, "scalar"))
@@ -115,6 +119,28 @@ static void detect(void) {
       max_isa = LLMK_ISA_AVX2;
     else if (!strcmp(env, "avx512"))
       max_isa = LLMK_ISA_AVX512;
+    else if (!strcmp(env, "neon"))
+      max_isa = LLMK_ISA_NEON;
+  }
+}
+
+/* An ISA's place in this architecture's order (scalar 0); -1 for another
+ * architecture's ISA. */
+static int isa_rank(int isa) {
+  switch (isa) {
+    case LLMK_ISA_SCALAR:
+      return 0;
+#if defined(__aarch64__)
+    case LLMK_ISA_NEON:
+      return 1;
+#else
+    case LLMK_ISA_AVX2:
+      return 1;
+    case LLMK_ISA_AVX512:
+      return 2;
+#endif
+    default:
+      return -1;
   }
 }
 
@@ -131,14 +157,18 @@ llmk_isa llmk_get_native_isa(void) {
 llmk_isa llmk_get_isa(void) {
   pthread_once(&detect_once, detect);
   int m = atomic_load(&max_isa);
-  return m < (int)native_isa ? (llmk_isa)m : native_isa;
+  if (m == LLMK__NO_CAP) return native_isa;
+  int r = isa_rank(m);
+  if (r < 0) return LLMK_ISA_SCALAR;
+  /* each architecture's order is cumulative: an ISA below the native one runs too */
+  return r < isa_rank((int)native_isa) ? (llmk_isa)m : native_isa;
 }
 
 llmk_isa llmk_set_max_isa(llmk_isa isa) {
   pthread_once(&detect_once, detect);
   int v = (int)isa;
   if (v < LLMK_ISA_SCALAR) v = LLMK_ISA_SCALAR;
-  if (v > LLMK_ISA_AVX512) v = LLMK_ISA_AVX512;
+  if (v > LLMK_ISA_NEON) v = LLMK_ISA_NEON;
   atomic_store(&max_isa, v);
   return llmk_get_isa();
 }
@@ -151,6 +181,8 @@ const char *llmk_isa_name(llmk_isa isa) {
       return "avx2";
     case LLMK_ISA_AVX512:
       return "avx512";
+    case LLMK_ISA_NEON:
+      return "neon";
   }
   return "unknown";
 }

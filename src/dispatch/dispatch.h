@@ -40,6 +40,11 @@ size_t llmk__last_cache_bytes(void);
 #else
 #define LLMK__IF_AVX2(x)
 #endif
+#if defined(LLMK_HAVE_NEON)
+#define LLMK__IF_NEON(x) x
+#else
+#define LLMK__IF_NEON(x)
+#endif
 
 /* An op's kernel tables, highest ISA first, scalar last. Every table type begins with
  * `llmk_isa isa;`: the ISA it needs. */

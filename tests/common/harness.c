@@ -403,7 +403,8 @@ int th_sweep_run(const th_sweep *w, int all_isa, const int *reps, const char *la
   int nfirst = -1, good = 0;
   char first_name[64] = "", lab[512];
   for (int isa = all_isa ? LLMK_ISA_SCALAR : (int)native; isa <= (int)native; isa++) {
-    llmk_set_max_isa((llmk_isa)isa);
+    /* (another architecture's ISA caps to scalar: not a run of its own) */
+    if (llmk_set_max_isa((llmk_isa)isa) != (llmk_isa)isa) continue;
     for (int c = 0; c < w->n; c++) {
       if (w->threads[c] && !w->ctx[c]) continue;
       for (int r = 0; r < (reps ? reps[c] : 1); r++) {

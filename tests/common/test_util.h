@@ -26,6 +26,15 @@ extern long tu_checks, tu_failures;
   } while (0)
 
 /* Prints "<name>: N passed, N failed" and returns the exit code for main(). */
+/* The llmk_isa values (scalar, avx2, avx512, neon), and whether one is of the
+ * architecture the tests run on (another architecture's ISA caps to scalar). */
+#define TU_NUM_ISAS 4
+#if defined(__aarch64__)
+#define TU_ISA_HERE(isa) ((int)(isa) == 0 || (int)(isa) == 3)
+#else
+#define TU_ISA_HERE(isa) ((int)(isa) != 3)
+#endif
+
 int tu_finish(const char *name);
 
 /* xoshiro256** seeded from the environment variable LLMK_TEST_SEED if set, else

@@ -40,8 +40,8 @@ static float u2f(uint32_t u) {
 #define CAT_DECODE 0  /* + format */
 #define CAT_ENC 4     /* + format, non-NaN inputs */
 #define CAT_ENC_NAN 8 /* + format, NaN inputs */
-#define CAT_BULK 12   /* + pair * 3 + isa */
-#define CAT_COUNT (CAT_BULK + 9 * 3)
+#define CAT_BULK 12   /* + pair * TU_NUM_ISAS + isa */
+#define CAT_COUNT (CAT_BULK + 9 * TU_NUM_ISAS)
 #define CAT_PRINT 3
 static long cat_fail[CAT_COUNT];
 static char cat_name[CAT_COUNT][48];
@@ -413,7 +413,7 @@ static void bulk_case(const pair *p, int pi, llmk_isa isa, size_t n, size_t soff
       fexp = exp;
     }
   }
-  int cat = CAT_BULK + pi * 3 + (int)isa;
+  int cat = CAT_BULK + pi * TU_NUM_ISAS + (int)isa;
   CAT_CHECK(
       cat, bad == 0,
       "[%s] convert %s->%s n=%zu src_off=%zu dst_off=%zu: %zu mismatches, first at %zu: "
@@ -456,10 +456,10 @@ static void test_bulk(void) {
   }
   make_pools();
   for (int p = 0; p < np; p++)
-    for (int isa = 0; isa < 3; isa++)
-      snprintf(cat_name[CAT_BULK + p * 3 + isa], sizeof cat_name[0], "bulk %s->%s [%s]",
-               llmk_dtype_name(pairs[p].src), llmk_dtype_name(pairs[p].dst),
-               llmk_isa_name((llmk_isa)isa));
+    for (int isa = 0; isa < TU_NUM_ISAS; isa++)
+      snprintf(cat_name[CAT_BULK + p * TU_NUM_ISAS + isa], sizeof cat_name[0],
+               "bulk %s->%s [%s]", llmk_dtype_name(pairs[p].src),
+               llmk_dtype_name(pairs[p].dst), llmk_isa_name((llmk_isa)isa));
 
   llmk_isa saved = llmk_get_isa(), native = llmk_get_native_isa(), top = native;
   const char *env = getenv("LLMK_ISA");
@@ -471,6 +471,7 @@ static void test_bulk(void) {
   }
   char tested[64] = "";
   for (int isa = LLMK_ISA_SCALAR; isa <= (int)top; isa++) {
+    if (!TU_ISA_HERE(isa)) continue;
     llmk_isa now = llmk_set_max_isa((llmk_isa)isa);
     TU_CHECK(now == (llmk_isa)isa && llmk_get_isa() == (llmk_isa)isa,
              "llmk_set_max_isa(%s) gave %s, llmk_get_isa() %s",

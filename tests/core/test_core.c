@@ -228,14 +228,31 @@ static void test_isa(void) {
            llmk_cpu_features());
 #endif
   llmk_isa saved = llmk_get_isa();
-  for (int isa = LLMK_ISA_SCALAR; isa <= LLMK_ISA_AVX512; isa++) {
-    llmk_isa got = llmk_set_max_isa((llmk_isa)isa);
-    llmk_isa want = (int)native < isa ? native : (llmk_isa)isa;
-    TU_CHECK(got == want && llmk_get_isa() == want, "max %d: got %d", isa, (int)got);
+  /* Each architecture's ISAs in order; a cap of the other architecture's is scalar. */
+#if defined(__aarch64__)
+  const int mine[] = {LLMK_ISA_SCALAR, LLMK_ISA_NEON},
+            other[] = {LLMK_ISA_AVX2, LLMK_ISA_AVX512};
+#else
+  const int mine[] = {LLMK_ISA_SCALAR, LLMK_ISA_AVX2, LLMK_ISA_AVX512},
+            other[] = {LLMK_ISA_NEON};
+#endif
+  int rank_native = 0;
+  for (int i = 0; i < (int)(sizeof mine / sizeof mine[0]); i++)
+    if (mine[i] == (int)native) rank_native = i;
+  for (int i = 0; i < (int)(sizeof mine / sizeof mine[0]); i++) {
+    llmk_isa got = llmk_set_max_isa((llmk_isa)mine[i]);
+    llmk_isa want = i < rank_native ? (llmk_isa)mine[i] : native;
+    TU_CHECK(got == want && llmk_get_isa() == want, "max %d: got %d", mine[i], (int)got);
   }
+  for (int i = 0; i < (int)(sizeof other / sizeof other[0]); i++)
+    TU_CHECK(llmk_set_max_isa((llmk_isa)other[i]) == LLMK_ISA_SCALAR, "other %d",
+             other[i]);
+  TU_CHECK(llmk_set_max_isa((llmk_isa)99) == llmk_set_max_isa(LLMK_ISA_NEON), "%s",
+           "above");
   TU_CHECK(llmk_set_max_isa((llmk_isa)-5) == LLMK_ISA_SCALAR, "%s", "below");
   llmk_set_max_isa(saved);
   TU_CHECK(!strcmp(llmk_isa_name(LLMK_ISA_AVX2), "avx2"), "%s", "name");
+  TU_CHECK(!strcmp(llmk_isa_name(LLMK_ISA_NEON), "neon"), "%s", "name");
 }
 
 /* A data pointer not aligned to its element size, and a span that wraps the address

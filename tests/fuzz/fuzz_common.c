@@ -515,6 +515,8 @@ int fz_run(fz_reader *r, const fz_op *op) {
   }
   save_results();
   for (int isa = LLMK_ISA_SCALAR; isa <= (int)native; isa++) {
+    /* (another architecture's ISA caps to scalar: not a run of its own) */
+    if (llmk_set_max_isa((llmk_isa)isa) != (llmk_isa)isa) continue;
     for (int which = 1; which <= 2; which++) {
       restore();
       llmk_set_max_isa((llmk_isa)isa);

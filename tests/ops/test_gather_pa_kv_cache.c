@@ -1004,6 +1004,7 @@ static void test_random(void) {
   printf("random cases: %d; native isa %s, isa in force %s\n", n, llmk_isa_name(native),
          llmk_isa_name(start));
   for (int isa = LLMK_ISA_SCALAR; isa <= (int)native; isa++) {
+    if (!TU_ISA_HERE(isa)) continue;
     /* With LLMK_ISA in the environment the ISA in force may stay at its cap. */
     llmk_isa capped = isa < (int)start ? (llmk_isa)isa : start;
     llmk_isa got = llmk_set_max_isa((llmk_isa)isa);

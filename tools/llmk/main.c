@@ -91,7 +91,8 @@ static void bench_usage(FILE *f) {
       "  --json FILE      also write the results as JSON (machine, cases); - : stdout\n"
       "                   (the table then goes to stderr)\n"
       "  --plot FILE.svg  also write an SVG bar chart of %% copy per case\n"
-      "  --isa ISA        cap the kernels at scalar, avx2 or avx512 (as LLMK_ISA does)\n"
+      "  --isa ISA        cap the kernels at scalar, avx2, avx512 or neon (as LLMK_ISA "
+      "does)\n"
       "  --list           list the cases the filters select; run nothing\n"
       "\n"
       "Exit status: 0 every check passed; 1 a check failed (FAIL in the table) or an op\n"
@@ -190,9 +191,10 @@ int cmd_bench(int argc, char **argv) {
       plot = val;
     } else if (!strcmp(a, "--isa")) {
       isa = val;
-      if (strcmp(isa, "scalar") && strcmp(isa, "avx2") && strcmp(isa, "avx512")) {
-        fprintf(stderr, "llmk bench: --isa wants scalar, avx2 or avx512, not '%s'\n",
-                isa);
+      if (strcmp(isa, "scalar") && strcmp(isa, "avx2") && strcmp(isa, "avx512") &&
+          strcmp(isa, "neon")) {
+        fprintf(stderr,
+                "llmk bench: --isa wants scalar, avx2, avx512 or neon, not '%s'\n", isa);
         return 2;
       }
     } else if (a[0] == '-') {
@@ -215,9 +217,10 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (isa)
-    llmk_set_max_isa(!strcmp(isa, "scalar") ? LLMK_ISA_SCALAR
-                     : !strcmp(isa, "avx2") ? LLMK_ISA_AVX2
-                                            : LLMK_ISA_AVX512);
+    llmk_set_max_isa(!strcmp(isa, "scalar")   ? LLMK_ISA_SCALAR
+                     : !strcmp(isa, "avx2")   ? LLMK_ISA_AVX2
+                     : !strcmp(isa, "avx512") ? LLMK_ISA_AVX512
+                                              : LLMK_ISA_NEON);
   env.threads = threads > 0 ? threads : tool_default_threads();
 
   if (env.list_only) {

@@ -18,6 +18,7 @@ typedef struct llmk__convert_kernels {
 } llmk__convert_kernels;
 
 #define LLMK__CONVERT_VARIANTS(X) \
+  LLMK__IF_NEON(X(convert, neon)) \
   LLMK__IF_AVX512(X(convert, avx512)) LLMK__IF_AVX2(X(convert, avx2)) X(convert, scalar)
 LLMK__KERNEL_LIST(convert, LLMK__CONVERT_VARIANTS)
 

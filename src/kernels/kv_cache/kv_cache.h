@@ -27,6 +27,7 @@ typedef struct llmk__kv_kernels {
 } llmk__kv_kernels;
 
 #define LLMK__KV_VARIANTS(X) \
+  LLMK__IF_NEON(X(kv, neon)) \
   LLMK__IF_AVX512(X(kv, avx512)) LLMK__IF_AVX2(X(kv, avx2)) X(kv, scalar)
 LLMK__KERNEL_LIST(kv, LLMK__KV_VARIANTS)
 
