@@ -71,6 +71,9 @@ typedef struct bench_result {
 
 typedef struct bench_env {
   bool quick;
+  /* --check: every case checked against the reference and run once, nothing timed
+   * (for emulators and sanitizers, whose times mean nothing) */
+  bool check_only;
   bool list_only;
   int threads;
   llmk_context *ctx;

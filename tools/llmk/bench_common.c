@@ -128,6 +128,17 @@ bench_timing bench_time(bench_env *env, bench_fn fn, bench_fn reset, void *arg,
   double t0 = bench_now();
   if (fn(arg)) goto fail;
   double one, cone, t_first = bench_now() - t0;
+  if (env->check_only) { /* one call and one copy, as they come */
+    t0 = bench_now();
+    run_copy(&cj);
+    t.samples = t.inner = t.copy_inner = 1;
+    t.median = t.min = t_first;
+    t.copy_median = t.copy_min = bench_now() - t0;
+    t.copy_threads = cj.parts;
+    bench_free(src);
+    bench_free(dst);
+    return t;
+  }
   int inner = estimate(fn, reset, arg, t_first, max_inner, &one);
   if (inner < 0) goto fail;
   t0 = bench_now();
@@ -174,8 +185,13 @@ bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, 
   if (reset && reset(arg)) return t.status = 1, t;
   double t0 = bench_now();
   if (fn(arg)) return t.status = 1, t;
-  double one;
-  int inner = estimate(fn, reset, arg, bench_now() - t0, max_inner, &one);
+  double one, t_first = bench_now() - t0;
+  if (env->check_only) {
+    t.samples = t.inner = 1;
+    t.median = t.min = t_first;
+    return t;
+  }
+  int inner = estimate(fn, reset, arg, t_first, max_inner, &one);
   if (inner < 0) return t.status = 1, t;
   int samples = sample_count(bench_op_budget(env) / 2, one * inner, min_samples);
   double v[MAX_SAMPLES];
@@ -196,6 +212,7 @@ bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, 
 bench_timing bench_time_ref(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
                             double first_s) {
   bench_timing t = {first_s, first_s, 1, 1, 0, NAN, NAN, 0, 0};
+  if (env->check_only) return t;
   int more = first_s > 0 ? (int)(bench_ref_budget(env) / first_s) - 1 : 2;
   if (more < 2) more = 2; /* at least the median of 3 */
   if (more > MAX_SAMPLES - 1) more = MAX_SAMPLES - 1;

@@ -45,6 +45,7 @@ static void bench_usage(FILE *f) {
       f,
       "usage: llmk bench [OP...] [--quick] [--threads N] [--dtype LIST] [--json FILE]\n"
       "                  [--plot FILE.svg] [--shape TEXT] [--isa ISA] [--list]\n"
+      "                  [--check]\n"
       "\n"
       "Runs every operator on the benchmark shapes of the spec. Each case is first\n"
       "checked once against the in-process reference (tests/ref: naive code written\n"
@@ -94,6 +95,9 @@ static void bench_usage(FILE *f) {
       "  --isa ISA        cap the kernels at scalar, avx2, avx512 or neon (as LLMK_ISA "
       "does)\n"
       "  --list           list the cases the filters select; run nothing\n"
+      "  --check          check every case against the reference and run it once;\n"
+      "                   time nothing (under an emulator or a sanitizer, whose times\n"
+      "                   mean nothing: the figures are of one call)\n"
       "\n"
       "Exit status: 0 every check passed; 1 a check failed (FAIL in the table) or an op\n"
       "returned an error; 2 a usage error.\n",
@@ -167,6 +171,8 @@ int cmd_bench(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "--quick")) {
       env.quick = true;
+    } else if (!strcmp(a, "--check")) {
+      env.check_only = true;
     } else if (!strcmp(a, "--list")) {
       env.list_only = true;
     } else if (!strcmp(a, "--threads")) {

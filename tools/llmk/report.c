@@ -19,8 +19,9 @@ static const char *fmt_num(double v, int decimals, char *buf, size_t n) {
 }
 
 void report_header(const bench_env *env, FILE *f) {
-  fprintf(f, "llmk %s bench (%s set): ISA %s (native %s), %d thread%s (%s), CPU %s\n",
+  fprintf(f, "llmk %s bench (%s set%s): ISA %s (native %s), %d thread%s (%s), CPU %s\n",
           llmk_version_string(), env->quick ? "quick" : "full",
+          env->check_only ? ", --check: one call per case, nothing timed" : "",
           llmk_isa_name(llmk_get_isa()), llmk_isa_name(llmk_get_native_isa()),
           env->threads, env->threads == 1 ? "" : "s", llmk_threading_runtime(),
           tool_cpu_model());
@@ -133,7 +134,8 @@ int report_json(const bench_env *env, const char *path) {
   fprintf(f, "{\n  ");
   json_str(f, "tool", "llmk bench", true);
   json_str(f, "version", llmk_version_string(), true);
-  json_str(f, "set", env->quick ? "quick" : "full", false);
+  json_str(f, "set", env->quick ? "quick" : "full", true);
+  fprintf(f, "\"check_only\": %s", env->check_only ? "true" : "false");
   fprintf(f, ",\n  \"machine\": {");
   json_str(f, "cpu", tool_cpu_model(), true);
   json_num(f, "online_cpus", tool_online_cpus(), true);
