@@ -47,9 +47,11 @@ typedef struct llmk__advance_step_kernels {
   llmk_status (*execute)(const llmk__advance_step_args *a);
 } llmk__advance_step_kernels;
 
-/* No AVX2 variant: without masked 64-bit stores and conversions the gather-based
- * version did not beat the scalar one enough to be worth one. */
+/* NEON on aarch64 (block ids loaded lane by lane, no gather), AVX-512 on x86-64. No
+ * AVX2 variant: without masked 64-bit stores and conversions the gather-based version
+ * did not beat the scalar one enough to be worth one. */
 #define LLMK__ADVANCE_STEP_VARIANTS(X) \
+  LLMK__IF_NEON(X(advance_step, neon)) \
   LLMK__IF_AVX512(X(advance_step, avx512)) X(advance_step, scalar)
 LLMK__KERNEL_LIST(advance_step, LLMK__ADVANCE_STEP_VARIANTS)
 
