@@ -29,7 +29,7 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
                       llmk_dtype dt, const float *w, const uint32_t *kw, size_t n,
                       bool finite) {
   const llmk__tkp_kernels *s = &llmk__tkp_kernels_scalar;
-  enum { N = 1100 };
+  enum { N = 9000 };
   static uint32_t oa[N + 8], ob[N + 8], ia[N + 8], ib[N + 8];
   static uint8_t da[4 * N + 64], db[4 * N + 64];
   const char *dn = llmk_dtype_name(dt);
@@ -231,13 +231,17 @@ static void check_src(const llmk__tkp_kernels *k, const char *name, const void *
 
 static void check_isa(const llmk__tkp_kernels *k, const char *name) {
   const llmk__tkp_kernels *s = &llmk__tkp_kernels_scalar;
-  enum { N = 1100 };
+  enum { N = 9000 };
   static float x[N], w[N];
   static uint32_t ka[N], kb[N], kw[N], oa[N], ob[N];
   static uint16_t ba[N], bb[N], h[N];
   static uint64_t ma[N], mb[N];
   for (int rep = 0; rep < 300; rep++) {
-    size_t n = rep < 100 ? (size_t)rep : (size_t)tu_rand_range(0, N);
+    /* every short length; a few rows longer than two of the SIMD passes' chunks of 4096
+     * entries */
+    size_t n = rep < 100   ? (size_t)rep
+               : rep < 288 ? (size_t)tu_rand_range(0, 1100)
+                           : (size_t)tu_rand_range(2 * 4096 + 1, N);
     bool finite = rep % 3 == 0; /* masses need rows without NaN / +inf */
     for (size_t i = 0; i < n; i++) {
       x[i] = rand_value();

@@ -195,7 +195,7 @@ static inline void put8(unsigned m, __m256i k, uint32_t i, uint32_t *okey, uint3
 
 /* 16-bit keys of f16 / bf16 bits, in the order of the 32-bit keys of the widened values
  * (both formats are sign-magnitude): -0 as +0, every NaN on top. A 32-bit threshold
- * becomes the first 16-bit key whose widened key reaches it (bisection over 2^16). */
+ * becomes the first 16-bit key whose widened key reaches it (llmk__tkp_key16_ge). */
 static inline __m256i keys16x16(__m256i h, const llmk_dtype dt) {
   __m256i k = _mm256_xor_si256(
       h, _mm256_or_si256(_mm256_srai_epi16(h, 15), _mm256_set1_epi16((short)0x8000)));
@@ -204,26 +204,6 @@ static inline __m256i keys16x16(__m256i h, const llmk_dtype dt) {
   __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
                                    _mm256_set1_epi16(dt == LLMK_F16 ? 0x7c00 : 0x7f80));
   return _mm256_or_si256(k, nan);
-}
-
-static uint32_t key32_of_key16(uint32_t k16, llmk_dtype dt) {
-  uint16_t h = (uint16_t)(k16 & 0x8000 ? k16 & 0x7fff : ~k16);
-  uint32_t k = llmk__key_of(dt == LLMK_F16 ? llmk__f16_to_f32(h) : llmk__bf16_to_f32(h));
-  return k == LLMK__KEY_NAN && !(k16 & 0x8000) ? 0
-                                               : k; /* negative NaNs' places: unused */
-}
-
-/* the smallest 16-bit key whose 32-bit key is >= t (0x10000: none) */
-static uint32_t key16_ge(uint32_t t, llmk_dtype dt) {
-  uint32_t lo = 0, hi = 0x10000;
-  while (lo < hi) {
-    uint32_t mid = (lo + hi) / 2;
-    if (key32_of_key16(mid, dt) >= t)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
 }
 
 /* the 16-bit lanes of m (one bit pair per lane, from movemask_epi8) of the 16 entries h
@@ -247,8 +227,8 @@ static inline __attribute__((always_inline)) size_t gather_t(
   const __m256i vlo = _mm256_set1_epi32((int)lo), vhi = _mm256_set1_epi32((int)hi);
   size_t c = 0, i = 0;
   if (dt != LLMK_F32) { /* on 16-bit keys */
-    uint32_t l16 = key16_ge(lo, dt),
-             h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
+    uint32_t l16 = llmk__tkp_key16_ge(lo, dt),
+             h16 = hi == UINT32_MAX ? 0x10000 : llmk__tkp_key16_ge(hi + 1, dt);
     if (l16 >= h16) i = n; /* none */
     const __m256i vl = _mm256_set1_epi16((short)l16),
                   vh = _mm256_set1_epi16((short)(h16 - 1));
@@ -297,8 +277,8 @@ static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt)
                    : mode & LLMK__TKP_STREAM ? SEL_STREAM
                                              : SEL_PLAIN};
   if (dt != LLMK_F32) {
-    uint32_t t16 = key16_ge(t, dt),
-             h16 = hi == UINT32_MAX ? 0x10000 : key16_ge(hi + 1, dt);
+    uint32_t t16 = llmk__tkp_key16_ge(t, dt),
+             h16 = hi == UINT32_MAX ? 0x10000 : llmk__tkp_key16_ge(hi + 1, dt);
     c.none = t16 > 0xffff; /* nothing kept */
     c.win = c.win && h16 > t16;
     c.t16 = _mm256_set1_epi16((short)(c.none ? 0xffff : t16));

@@ -13,6 +13,7 @@
 
 #include "dispatch/dispatch.h"
 #include "kernels/common/exp.h"
+#include "kernels/convert/convert-scalar.h"
 #include "llmk/types.h"
 
 /* Order-preserving key of an f32 value: unsigned order of keys = order of values, with
@@ -38,6 +39,28 @@ static inline float llmk__value_of_key(uint32_t key) {
   float x;
   memcpy(&x, &u, 4);
   return x;
+}
+
+/* The SIMD kernels compare f16 / bf16 rows on 16-bit keys, in the order of the 32-bit
+ * keys of the widened values (both formats are sign-magnitude: -0 as +0, every NaN on
+ * top). The 32-bit key of a 16-bit key (0 in the places of negative NaNs, unused): */
+static inline uint32_t llmk__tkp_key32_of_key16(uint32_t k16, llmk_dtype dt) {
+  uint16_t h = (uint16_t)(k16 & 0x8000 ? k16 & 0x7fff : ~k16);
+  uint32_t k = llmk__key_of(dt == LLMK_F16 ? llmk__f16_to_f32(h) : llmk__bf16_to_f32(h));
+  return k == LLMK__KEY_NAN && !(k16 & 0x8000) ? 0 : k;
+}
+
+/* the smallest 16-bit key whose 32-bit key is >= t (0x10000: none), by bisection */
+static inline uint32_t llmk__tkp_key16_ge(uint32_t t, llmk_dtype dt) {
+  uint32_t lo = 0, hi = 0x10000;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (llmk__tkp_key32_of_key16(mid, dt) >= t)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
 }
 
 /* Probability mass in 1/2^63 units: e in [0, 1] -> [0, 2^63]; sums in 128 bits are
@@ -171,6 +194,7 @@ typedef struct llmk__tkp_kernels {
 } llmk__tkp_kernels;
 
 #define LLMK__TKP_VARIANTS(X) \
+  LLMK__IF_NEON(X(tkp, neon)) \
   LLMK__IF_AVX512(X(tkp, avx512)) LLMK__IF_AVX2(X(tkp, avx2)) X(tkp, scalar)
 LLMK__KERNEL_LIST(tkp, LLMK__TKP_VARIANTS)
 /* scalar kernels that SIMD kernels call for their tails */
