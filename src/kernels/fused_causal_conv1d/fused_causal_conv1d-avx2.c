@@ -101,27 +101,7 @@ INLINE void seq_k_dt(const llmk__conv1d_seq *a, const int K, const llmk_dtype dt
   }
 }
 
-#define SEQ_K(K)                                   \
-  static void seq_##K(const llmk__conv1d_seq *a) { \
-    if (a->dt == LLMK_BF16)                        \
-      seq_k_dt(a, K, LLMK_BF16);                   \
-    else if (a->dt == LLMK_F16)                    \
-      seq_k_dt(a, K, LLMK_F16);                    \
-    else                                           \
-      seq_k_dt(a, K, LLMK_F32);                    \
-  }
-SEQ_K(2)
-SEQ_K(3)
-SEQ_K(4)
-
-static void seq_avx2(const llmk__conv1d_seq *a) {
-  if (a->K == 2)
-    seq_2(a);
-  else if (a->K == 3)
-    seq_3(a);
-  else
-    seq_4(a);
-}
+LLMK__CONV1D_SEQ_OF(avx2)
 
 const llmk__conv1d_kernels llmk__conv1d_kernels_avx2 = {.isa = LLMK_ISA_AVX2,
-                                                        .seq = seq_avx2};
+                                                        .seq = llmk__conv1d_seq_avx2};

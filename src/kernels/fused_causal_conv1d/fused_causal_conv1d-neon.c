@@ -97,27 +97,7 @@ INLINE void seq_k_dt(const llmk__conv1d_seq *a, const int K, const llmk_dtype dt
   }
 }
 
-#define SEQ_K(K)                                   \
-  static void seq_##K(const llmk__conv1d_seq *a) { \
-    if (a->dt == LLMK_BF16)                        \
-      seq_k_dt(a, K, LLMK_BF16);                   \
-    else if (a->dt == LLMK_F16)                    \
-      seq_k_dt(a, K, LLMK_F16);                    \
-    else                                           \
-      seq_k_dt(a, K, LLMK_F32);                    \
-  }
-SEQ_K(2)
-SEQ_K(3)
-SEQ_K(4)
-
-static void seq_neon(const llmk__conv1d_seq *a) {
-  if (a->K == 2)
-    seq_2(a);
-  else if (a->K == 3)
-    seq_3(a);
-  else
-    seq_4(a);
-}
+LLMK__CONV1D_SEQ_OF(neon)
 
 const llmk__conv1d_kernels llmk__conv1d_kernels_neon = {.isa = LLMK_ISA_NEON,
-                                                        .seq = seq_neon};
+                                                        .seq = llmk__conv1d_seq_neon};

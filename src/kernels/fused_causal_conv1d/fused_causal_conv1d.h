@@ -80,6 +80,31 @@ static inline void llmk__conv1d_cols(const llmk__conv1d_seq *a, size_t c0, size_
   }
 }
 
+/* A SIMD kernel's `seq`, llmk__conv1d_seq_<isa>, from its always-inline
+ * seq_k_dt(a, K, dt): one copy per K (2..4) and dtype, so that the loops over the taps
+ * and the dtype's loads and stores are settled at compile time. */
+#define LLMK__CONV1D_SEQ_K(isa, K)                         \
+  static void seq_##isa##_##K(const llmk__conv1d_seq *a) { \
+    if (a->dt == LLMK_BF16)                                \
+      seq_k_dt(a, K, LLMK_BF16);                           \
+    else if (a->dt == LLMK_F16)                            \
+      seq_k_dt(a, K, LLMK_F16);                            \
+    else                                                   \
+      seq_k_dt(a, K, LLMK_F32);                            \
+  }
+#define LLMK__CONV1D_SEQ_OF(isa)                                  \
+  LLMK__CONV1D_SEQ_K(isa, 2)                                      \
+  LLMK__CONV1D_SEQ_K(isa, 3)                                      \
+  LLMK__CONV1D_SEQ_K(isa, 4)                                      \
+  static void llmk__conv1d_seq_##isa(const llmk__conv1d_seq *a) { \
+    if (a->K == 2)                                                \
+      seq_##isa##_2(a);                                           \
+    else if (a->K == 3)                                           \
+      seq_##isa##_3(a);                                           \
+    else                                                          \
+      seq_##isa##_4(a);                                           \
+  }
+
 typedef struct llmk__conv1d_kernels {
   llmk_isa isa;
   /* steps 6-9 of the op for one sequence and block of channels */
