@@ -269,29 +269,21 @@ typedef struct sel_c {
 } sel_c;
 
 static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt) {
+  llmk__tkp_sel_bounds b = llmk__tkp_sel_bounds_of(t, hi, dt);
   sel_c c = {.vt = _mm256_set1_epi32((int)t),
              .vhi = _mm256_set1_epi32((int)hi),
-             .win = hi >= t,
+             .ft = _mm256_set1_ps(b.ft),
+             .fhi = _mm256_set1_ps(b.fhi),
+             .t16 = _mm256_set1_epi16((short)b.t16),
+             .hi16 = _mm256_set1_epi16((short)b.hi16),
+             .win = b.win,
+             .none = b.none,
+             .fl = b.fl,
              .all = mode & LLMK__TKP_MASK_ALL,
+             .hi_all = b.hi_all,
              .st = mode & LLMK__TKP_IN_PLACE ? SEL_IN_PLACE
                    : mode & LLMK__TKP_STREAM ? SEL_STREAM
                                              : SEL_PLAIN};
-  if (dt != LLMK_F32) {
-    uint32_t t16 = llmk__tkp_key16_ge(t, dt),
-             h16 = hi == UINT32_MAX ? 0x10000 : llmk__tkp_key16_ge(hi + 1, dt);
-    c.none = t16 > 0xffff; /* nothing kept */
-    c.win = c.win && h16 > t16;
-    c.t16 = _mm256_set1_epi16((short)(c.none ? 0xffff : t16));
-    c.hi16 = _mm256_set1_epi16((short)(h16 - 1));
-  }
-  /* key >= t is x >= value(t) or x NaN, for t from -inf to +inf (-0 == +0 as keys) */
-  c.fl = t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
-  c.hi_all = hi == UINT32_MAX;
-  c.ft = _mm256_set1_ps(c.fl ? llmk__value_of_key(t) : 0.0f);
-  /* key <= hi is x <= value(hi) (ordered: NaN is above every hi but the last); hi >= t */
-  c.fhi = _mm256_set1_ps(!c.fl                  ? 0.0f
-                         : hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi)
-                                                : __builtin_inff());
   return c;
 }
 

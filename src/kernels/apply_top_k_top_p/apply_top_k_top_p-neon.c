@@ -306,27 +306,19 @@ typedef struct sel_c {
 } sel_c;
 
 static inline sel_c sel_consts(uint32_t t, uint32_t hi, int mode, llmk_dtype dt) {
+  llmk__tkp_sel_bounds b = llmk__tkp_sel_bounds_of(t, hi, dt);
   sel_c c = {.vt = vdupq_n_u32(t),
              .vhi = vdupq_n_u32(hi),
-             .win = hi >= t,
+             .ft = vdupq_n_f32(b.ft),
+             .fhi = vdupq_n_f32(b.fhi),
+             .t16 = vdupq_n_u16(b.t16),
+             .hi16 = vdupq_n_u16(b.hi16),
+             .win = b.win,
+             .none = b.none,
+             .fl = b.fl,
              .all = mode & LLMK__TKP_MASK_ALL,
+             .hi_all = b.hi_all,
              .in_place = mode & LLMK__TKP_IN_PLACE};
-  if (dt != LLMK_F32) {
-    uint32_t t16 = llmk__tkp_key16_ge(t, dt),
-             h16 = hi == UINT32_MAX ? 0x10000 : llmk__tkp_key16_ge(hi + 1, dt);
-    c.none = t16 > 0xffff; /* nothing kept */
-    c.win = c.win && h16 > t16;
-    c.t16 = vdupq_n_u16((uint16_t)(c.none ? 0xffff : t16));
-    c.hi16 = vdupq_n_u16((uint16_t)(h16 - 1));
-  }
-  /* key >= t is !(x < value(t)) (NaN included), for t from -inf to +inf */
-  c.fl = t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
-  c.hi_all = hi == UINT32_MAX;
-  c.ft = vdupq_n_f32(c.fl ? llmk__value_of_key(t) : 0.0f);
-  /* key <= hi is x <= value(hi), ordered (NaN is above every hi but the last) */
-  c.fhi = vdupq_n_f32(!c.fl                  ? 0.0f
-                      : hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi)
-                                             : __builtin_inff());
   return c;
 }
 

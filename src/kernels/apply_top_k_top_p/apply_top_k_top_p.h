@@ -63,6 +63,36 @@ static inline uint32_t llmk__tkp_key16_ge(uint32_t t, llmk_dtype dt) {
   return lo;
 }
 
+/* What a select() scan compares with, from its t and hi (see select in the table),
+ * for every ISA to broadcast: win, whether there is a window to gather (hi >= t); for
+ * f16 / bf16, t16 and hi16, the 16-bit keys of the bounds (none: nothing is kept);
+ * fl, whether key >= t is x >= ft or x NaN (t from -inf to +inf, -0 == +0 as keys), and
+ * then key <= hi is x <= fhi (ordered: NaN is above every hi but the last); hi_all,
+ * every key is <= hi. */
+typedef struct llmk__tkp_sel_bounds {
+  bool win, none, fl, hi_all;
+  uint16_t t16, hi16;
+  float ft, fhi;
+} llmk__tkp_sel_bounds;
+
+static inline llmk__tkp_sel_bounds llmk__tkp_sel_bounds_of(uint32_t t, uint32_t hi,
+                                                           llmk_dtype dt) {
+  llmk__tkp_sel_bounds b = {.win = hi >= t};
+  if (dt != LLMK_F32) {
+    uint32_t t16 = llmk__tkp_key16_ge(t, dt),
+             h16 = hi == UINT32_MAX ? 0x10000 : llmk__tkp_key16_ge(hi + 1, dt);
+    b.none = t16 > 0xffff;
+    b.win = b.win && h16 > t16;
+    b.t16 = (uint16_t)(b.none ? 0xffff : t16);
+    b.hi16 = (uint16_t)(h16 - 1);
+  }
+  b.fl = t >= LLMK__KEY_NINF && t <= LLMK__KEY_PINF;
+  b.hi_all = hi == UINT32_MAX;
+  b.ft = b.fl ? llmk__value_of_key(t) : 0.0f;
+  b.fhi = !b.fl ? 0.0f : hi <= LLMK__KEY_PINF ? llmk__value_of_key(hi) : __builtin_inff();
+  return b;
+}
+
 /* Probability mass in 1/2^63 units: e in [0, 1] -> [0, 2^63]; sums in 128 bits are
  * exact, so every order of summation gives the same total. */
 static inline uint64_t llmk__mass_of(float e) {
