@@ -251,11 +251,18 @@ static void random_spec(tcase *c) {
   materialize(c);
 }
 
+static void attach_opt(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1);
+static void reshape(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1);
+
 static void test_random(aclrtStream stream) {
   for (int it = 0; it < 200; it++) {
     tcase c;
     int version = 1 + it % 2;
     random_plain(&c, it % 3 == 1, it % 7 == 3);
+    if (version == 2 && it % 4 == 1) { /* no draft tokens: plain mode */
+      attach_opt(&c, SPEC, 2, c.n, 0);
+      if (it % 8 == 1) attach_opt(&c, ACC, 1, c.n, 0);
+    }
     uint64_t ws;
     aclOpExecutor *ex = NULL;
     EQ(phase1(&c, version, &ws, &ex), ACLNN_SUCCESS);
@@ -278,9 +285,130 @@ static void test_random(aclrtStream stream) {
   }
 }
 
-/* ---------------------------------------------------------- lifecycle */
+/* ------------------------------------------- V2 with an empty specToken */
 
-static void reshape(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1);
+/* Gives a plain case (c->S < 0) the optional tensor i (SPEC or ACC) of rank `rank` and
+ * dims d0, d1: with elements, a block of values 0..3 (checked unchanged by opt_same);
+ * empty, no block and NULL data. The case stays a plain one (reference, same). */
+static void attach_opt(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1) {
+  set_shape(c, i, rank, d0, d1);
+  int64_t *h = alloc_host(c, i);
+  for (int64_t k = 0; k < c->len[i]; k++) h[k] = k % 4;
+  c->dev[i] = c->len[i] ? dev_copy(h, (size_t)c->len[i] * 8) : NULL;
+  c->t[i] = aclCreateTensor(c->dims[i], (uint64_t)rank, ACL_INT64, c->strides[i], 0,
+                            ACL_FORMAT_ND, c->dims[i], (uint64_t)rank, c->dev[i]);
+}
+
+/* The optional blocks (inputs only) are unchanged. */
+static int opt_same(tcase *c) {
+  for (int i = SPEC; i < NT; i++) {
+    if (!c->dev[i]) continue;
+    size_t bytes = (size_t)c->len[i] * 8;
+    int64_t *d = malloc(bytes);
+    aclrtMemcpy(d, bytes, c->dev[i], bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+    int ok = memcmp(d, c->host[i], bytes) == 0;
+    free(d);
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+/* CANN's tiling counts specToken / acceptedNum as given only when non-NULL with
+ * elements, checks the shape of each one given, and runs speculative mode only when
+ * both are given: an empty specToken ([numSeqs, 0], no draft tokens) means plain mode,
+ * with its rules (numSeqs > numQueries, sampledTokenIds [numQueries, 1]) and its
+ * flat-table formula. Accepted calls are checked against the plain-mode reference. */
+static void test_empty_spec(aclrtStream stream) {
+  /* {specToken rank, d0, d1, acceptedNum rank, d0} on the plain sample (n 8, nq 4);
+   * rank 0: NULL */
+  static const int64_t ok_cases[][5] = {
+      {2, 8, 0, 1, 8}, /* empty specToken, acceptedNum given */
+      {2, 8, 0, 0, 0}, /* empty specToken, acceptedNum NULL */
+      {2, 8, 0, 1, 0}, /* both empty */
+      {2, 0, 5, 1, 8}, /* empty in its other dim: absent too, shape unchecked */
+      {0, 0, 0, 1, 8}, /* specToken NULL, acceptedNum given */
+      {2, 8, 3, 0, 0}, /* specToken given, acceptedNum NULL: plain mode all the same */
+      {2, 8, 3, 1, 0}, /* specToken given, acceptedNum empty */
+  };
+  for (size_t k = 0; k < sizeof ok_cases / sizeof ok_cases[0]; k++) {
+    const int64_t *oc = ok_cases[k];
+    tcase c;
+    plain_sample(&c);
+    if (oc[0]) attach_opt(&c, SPEC, oc[0], oc[1], oc[2]);
+    if (oc[3]) attach_opt(&c, ACC, oc[3], oc[4], 0);
+    uint64_t ws = 1;
+    aclOpExecutor *ex = NULL;
+    EQ(phase1(&c, 2, &ws, &ex), ACLNN_SUCCESS);
+    EQ(ws, 0);
+    EQ(phase2(2, ws, ex, stream), ACLNN_SUCCESS);
+    reference(&c); /* the plain-mode formula */
+    TU_CHECK(same(&c) && opt_same(&c), "empty specToken case %zu", k);
+    free_case(&c);
+  }
+  /* the plain sample's answer, spelled out once: slots 0 3 6 9 -1 -1 -1 -1 */
+  {
+    tcase c;
+    plain_sample(&c);
+    attach_opt(&c, SPEC, 2, 8, 0);
+    attach_opt(&c, ACC, 1, 8, 0);
+    uint64_t ws = 1;
+    aclOpExecutor *ex = NULL;
+    EQ(phase1(&c, 2, &ws, &ex), ACLNN_SUCCESS);
+    EQ(phase2(2, ws, ex, stream), ACLNN_SUCCESS);
+    int64_t want[4][8] = {{0, 1, 2, 3, 0, 0, 0, 0},
+                          {0, 1, 2, 3, 0, 0, 0, 0},
+                          {1, 2, 3, 4, 4, 5, 6, 7},
+                          {0, 3, 6, 9, -1, -1, -1, -1}};
+    int outs[4] = {TOK, POS, LENS, SLOT};
+    for (int j = 0; j < 4; j++) memcpy(c.host[outs[j]], want[j], sizeof want[j]);
+    TU_CHECK(same(&c), "plain sample with an empty specToken");
+    free_case(&c);
+  }
+  /* refusals: {nq, sampled rows, specToken rank, d0, d1, acceptedNum rank, d0, status} */
+  static const int64_t bad_cases[][8] = {
+      /* numSeqs == numQueries: plain mode's rule, not speculative mode with T = 1 */
+      {8, 8, 2, 8, 0, 1, 8, ACLNN_ERR_INNER_TILING_ERROR},
+      {8, 8, 2, 8, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR},
+      {8, 8, 2, 8, 0, 1, 0, ACLNN_ERR_INNER_TILING_ERROR},
+      /* plain mode's shapes: sampledTokenIds [numQueries, 1] */
+      {4, 5, 2, 8, 0, 1, 8, ACLNN_ERR_INNER_TILING_ERROR},
+      /* the given optional tensor's shape */
+      {4, 4, 2, 8, 0, 1, 7, ACLNN_ERR_INNER_TILING_ERROR}, /* acceptedNum [7] */
+      {4, 4, 2, 8, 0, 2, 8, ACLNN_ERR_INNER_TILING_ERROR}, /* acceptedNum [8, 8] */
+      {4, 4, 2, 7, 2, 1, 0, ACLNN_ERR_INNER_TILING_ERROR}, /* specToken [7, 2] */
+      {4, 4, 1, 8, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR}, /* specToken [8] */
+  };
+  for (size_t k = 0; k < sizeof bad_cases / sizeof bad_cases[0]; k++) {
+    const int64_t *bc = bad_cases[k];
+    tcase c;
+    plain_sample(&c);
+    c.nq = bc[0];
+    if (bc[1] != 4) { /* sampledTokenIds [bc[1], 1] in a block of its own */
+      aclrtFree(c.dev[SAMP]);
+      free(c.host[SAMP]);
+      set_shape(&c, SAMP, 2, bc[1], 1);
+      int64_t *h = alloc_host(&c, SAMP);
+      for (int64_t j = 0; j < c.len[SAMP]; j++) h[j] = j;
+      c.dev[SAMP] = dev_copy(h, (size_t)c.len[SAMP] * 8);
+      reshape(&c, SAMP, 2, bc[1], 1);
+    }
+    if (bc[2]) attach_opt(&c, SPEC, bc[2], bc[3], bc[4]);
+    if (bc[5]) attach_opt(&c, ACC, bc[5], bc[6], bc[6]);
+    uint64_t ws = 77;
+    aclOpExecutor *ex = (aclOpExecutor *)&ws;
+    aclnnStatus st = phase1(&c, 2, &ws, &ex);
+    TU_CHECK(st == (aclnnStatus)bc[7],
+             "empty specToken refusal %zu: %d, expected %lld (%s)", k, st,
+             (long long)bc[7], aclGetRecentErrMsg());
+    TU_CHECK(ex == NULL && ws == 0, "empty specToken refusal %zu: outputs not cleared",
+             k);
+    TU_CHECK(*aclGetRecentErrMsg() != 0, "empty specToken refusal %zu: no message", k);
+    TU_CHECK(same(&c) && opt_same(&c), "empty specToken refusal %zu wrote", k);
+    free_case(&c);
+  }
+}
+
+/* ---------------------------------------------------------- lifecycle */
 
 static void test_lifecycle(aclrtStream stream) {
   for (int version = 1; version <= 2; version++) {
@@ -386,18 +514,21 @@ static void test_lifecycle(aclrtStream stream) {
 
 /* What an error case alters, on tensor `ti` with the arguments a, b, c. */
 typedef enum mutation {
-  M_KILL,       /* the tensor NULL */
-  M_RETYPE,     /* dtype a */
-  M_RESHAPE,    /* rank a, dims b, c (contiguous INT64) */
-  M_POKE,       /* host and device element a = b */
-  M_NQ,         /* numQueries a */
-  M_NQ_N,       /* numQueries numSeqs + a */
-  M_BS,         /* blockSize a */
-  M_N,          /* numSeqs a */
-  M_NZ,         /* FRACTAL_NZ format */
-  M_NEG_STRIDE, /* [8], stride -1, offset 7 */
-  M_OUTSIDE,    /* [8] at offset 1 of an 8-element block */
-  M_NO_DATA,    /* [8, 1] without data */
+  M_KILL,            /* the tensor NULL */
+  M_RETYPE,          /* dtype a */
+  M_RESHAPE,         /* rank a, dims b, c (contiguous INT64) */
+  M_POKE,            /* host and device element a = b */
+  M_NQ,              /* numQueries a */
+  M_NQ_N,            /* numQueries numSeqs + a */
+  M_BS,              /* blockSize a */
+  M_N,               /* numSeqs a */
+  M_NZ,              /* FRACTAL_NZ format */
+  M_NEG_STRIDE,      /* [8], stride -1, offset 7 */
+  M_OUTSIDE,         /* [8] at offset 1 of an 8-element block */
+  M_NO_DATA,         /* [8, 1] without data */
+  M_EMPTY_SPEC_ACC,  /* specToken [8, 0]; acceptedNum rank a, dims b, c */
+  M_EMPTY_ACC_SPEC,  /* acceptedNum [0]; specToken rank a, dims b, c */
+  M_EMPTY_SPEC_TYPE, /* specToken [8, 0] of dtype a */
 } mutation;
 
 typedef struct err_case {
@@ -418,11 +549,15 @@ static void retype(tcase *c, int i, aclDataType dt) {
   c->t[i] = aclCreateTensor(c->dims[i], (uint64_t)c->rank[i], dt, c->strides[i], 0,
                             ACL_FORMAT_ND, c->dims[i], (uint64_t)c->rank[i], c->dev[i]);
 }
-static void reshape(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1) {
+static void retyped_reshape(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1,
+                            aclDataType dt) {
   int64_t dims[2] = {d0, d1};
   aclDestroyTensor(c->t[i]);
-  c->t[i] = aclCreateTensor(dims, (uint64_t)rank, ACL_INT64, NULL, 0, ACL_FORMAT_ND, dims,
+  c->t[i] = aclCreateTensor(dims, (uint64_t)rank, dt, NULL, 0, ACL_FORMAT_ND, dims,
                             (uint64_t)rank, c->dev[i]);
+}
+static void reshape(tcase *c, int i, int64_t rank, int64_t d0, int64_t d1) {
+  retyped_reshape(c, i, rank, d0, d1, ACL_INT64);
 }
 static void poke(tcase *c, int i, int64_t k, int64_t v) {
   c->host[i][k] = v;
@@ -475,6 +610,17 @@ static void mutate_case(tcase *c, const err_case *e) {
       aclDestroyTensor(c->t[i]);
       c->t[i] = aclCreateTensor(d, 2, ACL_INT64, NULL, 0, ACL_FORMAT_ND, d, 2, NULL);
       break;
+    case M_EMPTY_SPEC_ACC:
+      reshape(c, SPEC, 2, c->n, 0);
+      reshape(c, ACC, e->a, e->b, e->c);
+      break;
+    case M_EMPTY_ACC_SPEC:
+      reshape(c, ACC, 1, 0, 0);
+      reshape(c, SPEC, e->a, e->b, e->c);
+      break;
+    case M_EMPTY_SPEC_TYPE:
+      retyped_reshape(c, SPEC, 2, c->n, 0, (aclDataType)e->a);
+      break;
   }
 }
 
@@ -485,8 +631,22 @@ static const err_case ERRS[] = {
     {"seqLens NULL", 1, 0, M_KILL, LENS, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
     {"slotMapping NULL", 2, 0, M_KILL, SLOT, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
     {"blockTables NULL", 1, 0, M_KILL, TAB, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"specToken NULL only", 2, 1, M_KILL, SPEC, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
-    {"acceptedNum NULL only", 2, 1, M_KILL, ACC, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
+    /* one optional tensor NULL: plain mode (CANN's tiling), which refuses the
+     * speculative sample's numSeqs == numQueries */
+    {"specToken NULL only", 2, 1, M_KILL, SPEC, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"acceptedNum NULL only", 2, 1, M_KILL, ACC, 0, 0, 0, ACLNN_ERR_INNER_TILING_ERROR,
+     0},
+    /* an empty specToken is absent: the same */
+    {"specToken [8, 0]", 2, 1, M_RESHAPE, SPEC, 2, 8, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"specToken [0, 1]", 2, 1, M_RESHAPE, SPEC, 2, 0, 1, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"acceptedNum [0]", 2, 1, M_RESHAPE, ACC, 1, 0, 0, ACLNN_ERR_INNER_TILING_ERROR, 0},
+    /* the optional tensor that is given keeps its shape check in plain mode */
+    {"specToken [8, 0], acceptedNum length", 2, 1, M_EMPTY_SPEC_ACC, ACC, 1, 7, 0,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"acceptedNum [0], specToken dim 0", 2, 1, M_EMPTY_ACC_SPEC, SPEC, 2, 7, 1,
+     ACLNN_ERR_INNER_TILING_ERROR, 0},
+    {"specToken [8, 0] INT32", 2, 1, M_EMPTY_SPEC_TYPE, SPEC, ACL_INT32, 0, 0,
+     ACLNN_ERR_PARAM_INVALID, 0},
     {"a tensor without data", 1, 0, M_NO_DATA, LENS, 0, 0, 0, ACLNN_ERR_PARAM_NULLPTR, 0},
     {"inputTokens INT32", 1, 0, M_RETYPE, TOK, ACL_INT32, 0, 0, ACLNN_ERR_PARAM_INVALID,
      0},
@@ -623,6 +783,7 @@ int main(void) {
   test_samples(t.stream);
   test_samples(NULL);
   test_random(t.stream);
+  test_empty_spec(t.stream);
   test_lifecycle(t.stream);
   test_errors(t.stream);
   return acl_test_end(&t, "test_aclnn_advance_step");

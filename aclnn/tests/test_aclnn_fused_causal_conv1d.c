@@ -344,6 +344,227 @@ static void test_conv_lifecycle(aclrtStream s, llmk_context *ctx) {
   }
 }
 
+/* ====================================================== the APC switch */
+
+/* Element accessors over a tspec's host block (the values before the call). */
+static float hf(const tspec *t, const unsigned char *blk, int64_t off) {
+  uint16_t h;
+  memcpy(&h, blk + off * 2, 2);
+  return t->dt == ACL_BF16 ? llmk_bf16_to_f32(h) : llmk_f16_to_f32(h);
+}
+static void hset(const tspec *t, unsigned char *blk, int64_t off, float f) {
+  uint16_t h = t->dt == ACL_BF16 ? llmk_f32_to_bf16(f) : llmk_f32_to_f16(f);
+  memcpy(blk + off * 2, &h, 2);
+}
+
+/* x, weight and convStates hold small integers (exact in f16/bf16 and in every sum),
+ * so the golden does not depend on the order of the additions. */
+static void small_ints(conv_case *c) {
+  const int which[3] = {X, W, CS};
+  for (int k = 0; k < 3; k++) {
+    tspec *t = &c->t[which[k]];
+    for (size_t i = 0; i < t->bytes / 2; i++)
+      hset(t, t->host, (int64_t)i, (float)((int64_t)(i * (k + 2) % 7) - 3));
+    memcpy(t->ref, t->host, t->bytes);
+    aclrtMemcpy(t->dev, t->bytes, t->host, t->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+  }
+}
+
+/* The expected x and convStates blocks (ex, ecs: copies of the host blocks), from the
+ * formula of shared/spec/causal_conv1d.md written out here (K = 3): lines, history,
+ * padded input, tail-aligned state update, APC block fill, conv, conv_mode 1 reset,
+ * residual. `apc`: the three block-index tensors are used; otherwise they are not
+ * looked at (whatever they hold). */
+static void conv_golden(const conv_case *c, bool apc, unsigned char *ex,
+                        unsigned char *ecs) {
+  enum { K = 3 };
+  const tspec *x = &c->t[X], *w = &c->t[W], *cs = &c->t[CS];
+  bool x3 = x->rank == 3;
+  int64_t batch = x3 ? x->dims[0] : c->t[QSL].dims[0] - 1, dim = x->dims[x->rank - 1];
+  int64_t C = cs->dims[1], mb = c->t[CI].rank == 2 ? c->t[CI].dims[1] : 1;
+  bool has_ci = c->t[CI].present, has_nct = c->t[NCT].present,
+       has_nacc = c->t[NACC].present;
+  for (int64_t b = 0; b < batch; b++) {
+    int64_t q0 = x3 ? 0 : c->iv[QSL][b];
+    int64_t L = x3 ? x->dims[1] : c->iv[QSL][b + 1] - q0;
+    int64_t R, Wl, nct = has_nct ? c->iv[NCT][b] : -1;
+    int64_t first = 0, last = 0;
+    if (apc) {
+      first = c->iv[FIRST][b], last = c->iv[LAST][b];
+      R = c->iv[CI][b * mb + c->iv[ISI][b]];
+      Wl = c->iv[CI][b * mb + last];
+    } else {
+      R = Wl = has_ci ? c->iv[CI][b] : b;
+    }
+    if (R == c->pad) continue;
+    int64_t offset = has_nct && nct == 0 ? 0
+                     : has_nacc          ? (c->iv[NACC][b] > 1 ? c->iv[NACC][b] - 1 : 0)
+                                         : C - (K - 1);
+    int64_t hn = offset + K - 1, len = hn + L;
+    for (int64_t d = 0; d < dim; d++) {
+      float padded[64];
+      for (int64_t i = 0; i < len; i++) {
+        if (i < hn)
+          padded[i] =
+              has_nct && nct == 0
+                  ? 0.0f
+                  : hf(cs, cs->host,
+                       R * cs->strides[0] + i * cs->strides[1] + d * cs->strides[2]);
+        else {
+          int64_t r = i - hn;
+          int64_t off = x3 ? b * x->strides[0] + r * x->strides[1] + d * x->strides[2]
+                           : (q0 + r) * x->strides[0] + d * x->strides[1];
+          padded[i] = hf(x, x->host, off);
+        }
+      }
+      const float *xp = padded + offset; /* K-1+L rows */
+      int64_t M = C < len ? C : len;
+      if (Wl != c->pad)
+        for (int64_t i = 0; i < M; i++)
+          hset(cs, ecs,
+               Wl * cs->strides[0] + (C - M + i) * cs->strides[1] + d * cs->strides[2],
+               padded[len - M + i]);
+      if (apc && last > first) {
+        int64_t B = c->bs, n = last - first;
+        int64_t seo = ((L - (B - nct % B)) % B + B) % B;
+        int64_t last_full = L - seo - (seo == 0 ? B : 0);
+        for (int64_t ch = 0; ch < n; ch++) {
+          int64_t line = c->iv[CI][b * mb + first + ch];
+          if (line == c->pad) continue;
+          int64_t bdy = last_full - (n - 1 - ch) * B;
+          for (int64_t j = 0; j < K - 1; j++)
+            hset(cs, ecs,
+                 line * cs->strides[0] + (C - (K - 1) + j) * cs->strides[1] +
+                     d * cs->strides[2],
+                 xp[bdy + j]);
+        }
+      }
+      int64_t reset = 0;
+      if (c->mode == 1) {
+        reset = K - 1 - nct;
+        reset = reset < 0 ? 0 : reset > L ? L : reset;
+      }
+      for (int64_t i = 0; i < L; i++) {
+        float y = 0.0f;
+        for (int64_t k = 0; k < K; k++)
+          y += hf(w, w->host, k * w->strides[0] + d * w->strides[1]) * xp[i + k];
+        if (i < reset) y = 0.0f;
+        int64_t off = x3 ? b * x->strides[0] + i * x->strides[1] + d * x->strides[2]
+                         : (q0 + i) * x->strides[0] + d * x->strides[1];
+        if (c->res) y += hf(x, x->host, off);
+        hset(x, ex, off, y);
+      }
+    }
+  }
+}
+
+/* Runs c through aclnn and compares x and convStates with the golden. */
+static void conv_check_golden(conv_case *c, bool apc, aclrtStream s, const char *what) {
+  small_ints(c);
+  unsigned char *ex = malloc(c->t[X].bytes), *ecs = malloc(c->t[CS].bytes);
+  memcpy(ex, c->t[X].host, c->t[X].bytes);
+  memcpy(ecs, c->t[CS].host, c->t[CS].bytes);
+  conv_golden(c, apc, ex, ecs);
+  EQ(conv_call(c, s), ACLNN_SUCCESS);
+  TU_CHECK(dev_is(&c->t[X], ex), "%s: x", what);
+  TU_CHECK(dev_is(&c->t[CS], ecs), "%s: convStates", what);
+  free(ex);
+  free(ecs);
+}
+
+/* Two sequences with prefix caching: block size 4, 4 blocks each, C = 2. Sequence 0 is
+ * the spec's worked example (nct 2, L 9: blocks 0..2, two fills, read line 5, written
+ * line 7); sequence 1 has nct `nct1` and L 5. */
+static conv_case *conv_apc_case(int64_t nct1, int version) {
+  conv_case *c = conv_new();
+  int64_t lens[2] = {9, 5}, nct[2] = {2, nct1}, B = 4, mb = 4;
+  spec(&c->t[X], ACL_BF16, 2, 14, 64, 0, 8);
+  spec(&c->t[W], ACL_BF16, 2, 3, 64, 0, 0);
+  spec(&c->t[CS], ACL_BF16, 3, 16, 2, 64, 0);
+  spec(&c->t[QSL], ACL_INT32, 1, 3, 0, 0, 0);
+  spec(&c->t[CI], ACL_INT32, 2, 2, mb, 0, 0);
+  spec(&c->t[NCT], ACL_INT32, 1, 2, 0, 0, 0);
+  spec(&c->t[FIRST], ACL_INT32, 1, 2, 0, 0, 0);
+  spec(&c->t[LAST], ACL_INT32, 1, 2, 0, 0, 0);
+  spec(&c->t[ISI], ACL_INT32, 1, 2, 0, 0, 0);
+  c->iv[QSL][0] = 0, c->iv[QSL][1] = 9, c->iv[QSL][2] = 14;
+  for (int j = 0; j < 8; j++) c->iv[CI][j] = 5 + j; /* rows [5,6,7,8], [9,10,11,12] */
+  for (int b = 0; b < 2; b++) {
+    c->iv[NCT][b] = nct[b];
+    c->iv[FIRST][b] = nct[b] / B;
+    c->iv[LAST][b] = (nct[b] + lens[b] - 1) / B;
+    c->iv[ISI][b] = nct[b] > 0 ? (nct[b] - 1) / B : 0;
+  }
+  c->bs = B, c->mql = 9, c->res = 1, c->version = version;
+  return c;
+}
+
+/* APC is on exactly when blockIdxFirstScheduledToken is given (CANN's tiling): without
+ * it blockIdxLastScheduledToken and initialStateIdx are ignored, whatever their values
+ * and shapes, and cacheIndices keeps the non-APC rule ([batch]); with it, the other two
+ * are required. */
+static void test_conv_apc_switch(aclrtStream s) {
+  for (int version = 1; version <= 2; version++) {
+    /* the sample (2-D x, 1-D cacheIndices) with the two others only, out of range */
+    conv_case *c = conv_sample(8, 7, ACL_FLOAT16);
+    c->version = version;
+    spec(&c->t[LAST], ACL_INT32, 1, 4, 0, 0, 0);
+    spec(&c->t[ISI], ACL_INT32, 1, 3, 0, 0, 0); /* not [batch]: not checked either */
+    for (int b = 0; b < 4; b++) c->iv[LAST][b] = 99, c->iv[ISI][b] = -7;
+    conv_build(c);
+    conv_check_golden(c, false, s, "last and initialStateIdx without first");
+    conv_free(c);
+    /* only blockIdxLastScheduledToken, with numComputedTokens and convMode 1 */
+    c = conv_sample(8, 7, ACL_FLOAT16);
+    c->version = version;
+    spec(&c->t[LAST], ACL_INT32, 1, 4, 0, 0, 0);
+    spec(&c->t[NCT], ACL_INT32, 1, 4, 0, 0, 0);
+    for (int b = 0; b < 4; b++) c->iv[LAST][b] = 1000, c->iv[NCT][b] = b;
+    c->t[NACC].present = false;
+    c->mode = 1, c->res = 1;
+    conv_build(c);
+    conv_check_golden(c, false, s, "last alone");
+    conv_free(c);
+    /* 3-D x (the decode template), only initialStateIdx */
+    c = conv_new();
+    c->version = version;
+    spec(&c->t[X], ACL_FLOAT16, 3, 3, 2, 64, 16);
+    spec(&c->t[W], ACL_FLOAT16, 2, 3, 64, 0, 0);
+    spec(&c->t[CS], ACL_FLOAT16, 3, 6, 3, 64, 0);
+    spec(&c->t[CI], ACL_INT32, 1, 3, 0, 0, 0);
+    spec(&c->t[ISI], ACL_INT32, 1, 3, 0, 0, 0);
+    c->iv[CI][0] = 4, c->iv[CI][1] = -1, c->iv[CI][2] = 0; /* -1: padSlotId */
+    for (int b = 0; b < 3; b++) c->iv[ISI][b] = 5;
+    c->mql = -1;
+    conv_build(c);
+    conv_check_golden(c, false, s, "3-D x, initialStateIdx alone");
+    conv_free(c);
+    /* prefix caching on: the golden's APC lines and block fills */
+    for (int k = 0; k < 2; k++) {
+      c = conv_apc_case(k ? 0 : 4, version);
+      conv_build(c);
+      conv_check_golden(c, true, s, k ? "APC, nct 0" : "APC");
+      conv_free(c);
+    }
+  }
+  /* refusals (561002, nothing written): the others with a 2-D cacheIndices (the non-APC
+   * rule); first without last; first without initialStateIdx */
+  for (int k = 0; k < 3; k++) {
+    conv_case *c = conv_apc_case(4, 1);
+    if (k == 0) c->t[FIRST].present = false;
+    if (k == 1) c->t[LAST].present = false;
+    if (k == 2) c->t[ISI].present = false;
+    conv_build(c);
+    uint64_t ws = 5;
+    aclOpExecutor *ex = (aclOpExecutor *)&ws;
+    EQ(conv_phase1(c, &ws, &ex), ACLNN_ERR_INNER_TILING_ERROR);
+    TU_CHECK(ex == NULL && ws == 0, "APC refusal %d: outputs not cleared", k);
+    TU_CHECK(strlen(aclGetRecentErrMsg()) > 0, "APC refusal %d: no message", k);
+    TU_CHECK(conv_unchanged(c), "APC refusal %d wrote", k);
+    conv_free(c);
+  }
+}
+
 /* The error table: one change to the sample (dim 64, C = 8, maxQueryLen 7) per row. */
 static void test_conv_errors(aclrtStream s) {
   enum { NROWS = 52 };
@@ -473,8 +694,8 @@ static void test_conv_errors(aclrtStream s) {
         spec(&c->t[X], ACL_FLOAT16, 3, 4, 4, 64, 0);
         spec(&c->t[CS], ACL_FLOAT16, 3, 8, 4, 64, 0);
         break;
-      case 33: /* APC in part */
-        spec(&c->t[LAST], ACL_INT32, 1, 4, 0, 0, 0);
+      case 33: /* APC in part: blockIdxFirstScheduledToken alone */
+        spec(&c->t[FIRST], ACL_INT32, 1, 4, 0, 0, 0);
         break;
       case 34: /* APC with a 1-D cacheIndices */
         spec(&c->t[FIRST], ACL_INT32, 1, 4, 0, 0, 0);
@@ -594,6 +815,7 @@ int main(void) {
   test_conv_samples(t.stream);
   test_conv_random(t.stream, t.ctx);
   test_conv_lifecycle(t.stream, t.ctx);
+  test_conv_apc_switch(t.stream);
   test_conv_errors(t.stream);
   return acl_test_end(&t, "test_aclnn_fused_causal_conv1d");
 }

@@ -15,7 +15,9 @@
  *   convStates [lines, C, dim], x's dtype, last stride 1; C >= 2 (3-D x: C >= m+2).
  *   Index tensors INT32: cacheIndices [batch] or [batch, maxNumBlocks] (APC),
  *   numAcceptedTokens, numComputedTokens, blockIdxFirstScheduledToken,
- *   blockIdxLastScheduledToken, initialStateIdx [batch] (the last three: APC).
+ *   blockIdxLastScheduledToken, initialStateIdx [batch] (the last three: APC, which is
+ *   on exactly when blockIdxFirstScheduledToken is given; without it the other two are
+ *   ignored, as in CANN).
  *   initialStateMode (INT32), bias (x's dtype), activationMode, runMode: accepted and
  *   ignored, as in CANN.
  *   dim in [64, 16384], a multiple of 16; batch in [1, 256]; maxNumBlocks in [1, 1024];

@@ -2,9 +2,12 @@
 /*
  * aclnnAdvanceStep and aclnnAdvanceStepV2 over llmk_advance_step.
  *
- * Speculative mode (V2 with specToken and acceptedNum) is the native speculative mode:
- * CANN's shapes are the native ones and so is its per-row lookup. Plain mode (V1, and V2
- * without the optional tensors) is the native flat lookup
+ * Speculative mode (V2 with specToken and acceptedNum both given and non-empty) is the
+ * native speculative mode: CANN's shapes are the native ones and so is its per-row
+ * lookup. CANN's tiling counts an optional tensor as given only when it has elements (a
+ * NULL and an empty one are the same: absent), checks the shape of each one given, and
+ * runs speculative mode only when both are given. Plain mode (V1, and V2 otherwise) is
+ * the native flat lookup
  * (llmk_advance_step_flat_get_workspace_size): CANN looks the block up in the flattened
  * table and adds the row's share of it to the block id,
  * slot = (flat[pos / bs] + rowStride * q) * bs + pos % bs.
@@ -25,6 +28,7 @@ static const char *const NAMES[NUM_T] = {
 typedef struct adv_attrs {
   int64_t num_seqs, num_queries, block_size;
   int version; /* 1 or 2: the number of tensor slots is 6 or 8 */
+  bool spec;   /* speculative mode (else plain, whatever the optional slots hold) */
 } adv_attrs;
 
 /* ----------------------------------------------------------- the op table */
@@ -32,7 +36,7 @@ typedef struct adv_attrs {
 static llmk_status adv_plan(const llmk_tensor *const *t, const void *attrs,
                             size_t *workspace_size, llmk_plan **plan) {
   const adv_attrs *a = attrs;
-  if (a->version == 2 && t[SPEC] && t[ACC])
+  if (a->spec)
     return llmk_advance_step_get_workspace_size(
         t[TOK], t[SAMP], t[POS], t[LENS], t[SLOT], t[TAB], t[SPEC], t[ACC], a->num_seqs,
         a->num_queries, a->block_size, workspace_size, plan);
@@ -57,6 +61,15 @@ static const acl__op adv_op2 = {OP2, 8, 0, adv_plan, adv_run, acl__map_status};
 
 static int64_t dim(const aclTensor *t, uint64_t d) {
   return d < t->view_rank ? t->view_dims[d] : -1;
+}
+
+/* An optional tensor counts as given when it is not NULL and has elements (CANN's
+ * tiling: a shape size <= 0 is an absent input). */
+static bool given(const aclTensor *t) {
+  if (!t) return false;
+  for (uint64_t d = 0; d < t->view_rank; d++)
+    if (t->view_dims[d] <= 0) return false;
+  return true;
 }
 
 /* dim 0 == rows and at least `rows` elements (no zero extent, no overflow). */
@@ -110,14 +123,10 @@ static aclnnStatus phase1(const char *op, int version, const aclTensor *const *t
     if ((i < 6 || version == 2) && ts[i] && !acl__tensor_live(ts[i]))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s is not a live aclTensor",
                        NAMES[i]);
-  if (version == 2 && !ts[SPEC] != !ts[ACC])
-    return acl__fail(ACLNN_ERR_PARAM_NULLPTR, op,
-                     "%s is NULL but %s is not: give both (speculative mode) or neither",
-                     NAMES[ts[SPEC] ? ACC : SPEC], NAMES[ts[SPEC] ? SPEC : ACC]);
-  bool spec = version == 2 && ts[SPEC];
-  int nt = spec ? 8 : 6;
-  /* 2. dtypes (INT64 only) and formats */
-  for (int i = 0; i < nt; i++) {
+  /* 2. dtypes (INT64 only) and formats, of every tensor passed (an empty optional one
+   * too) */
+  for (int i = 0; i < (version == 2 ? 8 : 6); i++) {
+    if (!ts[i]) continue;
     if (ts[i]->dtype != ACL_INT64)
       return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s dtype %d is not INT64", NAMES[i],
                        (int)ts[i]->dtype);
@@ -129,15 +138,24 @@ static aclnnStatus phase1(const char *op, int version, const aclTensor *const *t
   if (num_seqs < 1 || num_queries < 1 || block_size < 1)
     return TILING("numSeqs=%lld, numQueries=%lld and blockSize=%lld must all be positive",
                   (long long)num_seqs, (long long)num_queries, (long long)block_size);
+  /* The optional tensors: each one given (non-NULL, with elements) must have its
+   * shape, whichever mode runs; speculative mode needs both. An empty specToken
+   * ([numSeqs, 0]: no draft tokens) is absent, so plain mode's rules apply. */
+  bool spec_given = version == 2 && given(ts[SPEC]);
+  bool acc_given = version == 2 && given(ts[ACC]);
+  if (spec_given && (ts[SPEC]->view_rank != 2 || ts[SPEC]->view_dims[0] != num_seqs))
+    return check_shape(op, SPEC, ts[SPEC], 2, num_seqs, -1);
+  if (acc_given) {
+    aclnnStatus ast = check_shape(op, ACC, ts[ACC], 1, num_seqs, 0);
+    if (ast) return ast;
+  }
+  bool spec = spec_given && acc_given;
   aclnnStatus st = ACLNN_SUCCESS;
   if (spec) {
-    if (ts[SPEC]->view_rank != 2 || ts[SPEC]->view_dims[0] != num_seqs)
-      return check_shape(op, SPEC, ts[SPEC], 2, num_seqs, -1);
-    int64_t s = ts[SPEC]->view_dims[1], len;
-    if (s < 0 || s == INT64_MAX || __builtin_mul_overflow(num_seqs, s + 1, &len))
+    int64_t s = ts[SPEC]->view_dims[1], len; /* s >= 1: the tensor has elements */
+    if (s == INT64_MAX || __builtin_mul_overflow(num_seqs, s + 1, &len))
       return TILING("specToken: dim 1 is %lld", (long long)s);
-    st = check_shape(op, ACC, ts[ACC], 1, num_seqs, 0);
-    if (!st) st = check_shape(op, TOK, ts[TOK], 1, len, 0);
+    st = check_shape(op, TOK, ts[TOK], 1, len, 0);
     if (!st) st = check_shape(op, SAMP, ts[SAMP], 2, num_seqs, s + 1);
     if (!st) st = check_shape(op, POS, ts[POS], 1, len, 0);
     if (!st) st = check_shape(op, LENS, ts[LENS], 1, len, 0);
@@ -164,7 +182,7 @@ static aclnnStatus phase1(const char *op, int version, const aclTensor *const *t
   }
   if (st) return st;
   /* 4. strides, offsets, data and allocation bounds; then the plan */
-  adv_attrs a = {num_seqs, num_queries, block_size, version};
+  adv_attrs a = {num_seqs, num_queries, block_size, version, spec};
   return acl__executor_create(version == 1 ? &adv_op1 : &adv_op2, ts, &a, sizeof a,
                               workspaceSize, executor);
 }

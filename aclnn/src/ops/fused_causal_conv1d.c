@@ -2,7 +2,11 @@
 /* aclnnInplaceFusedCausalConv1d (+ V2) over llmk_fused_causal_conv1d: CANN's limits
  * (shared/spec/causal_conv1d.md, "What CANN rejects": 561002), then the native op.
  * initialStateMode, bias, activationMode and runMode are accepted and ignored, as in
- * CANN; a 3-D x runs without queryStartLoc (each sequence is one row of x). */
+ * CANN; a 3-D x runs without queryStartLoc (each sequence is one row of x). Prefix
+ * caching (APC) is on exactly when blockIdxFirstScheduledToken is given (CANN's tiling,
+ * both templates); without it blockIdxLastScheduledToken and initialStateIdx are
+ * ignored: no shape check, not passed on (their dtype and format are checked, as for
+ * every tensor given). */
 #include "acl_internal.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h"
@@ -12,6 +16,7 @@ enum { X, W, CS, QSL, CI, ISM, BIAS, NACC, NCT, FIRST, LAST, ISI, NT };
 typedef struct conv_attrs {
   int64_t pad_slot_id, max_query_len, residual, block_size, conv_mode;
   bool x3d;
+  bool apc; /* blockIdxFirstScheduledToken given: the three block-index tensors used */
 } conv_attrs;
 
 static llmk_status conv_plan(const llmk_tensor *const *t, const void *attrs,
@@ -19,7 +24,8 @@ static llmk_status conv_plan(const llmk_tensor *const *t, const void *attrs,
   const conv_attrs *a = attrs;
   return llmk_fused_causal_conv1d_get_workspace_size(
       t[X], t[W], t[CS], a->x3d ? NULL : t[QSL], t[CI], t[NACC], t[NCT], t[FIRST],
-      t[LAST], t[ISI], NULL /* bias: ignored, as in CANN */, a->pad_slot_id,
+      a->apc ? t[LAST] : NULL, a->apc ? t[ISI] : NULL,
+      NULL /* bias: ignored, as in CANN */, a->pad_slot_id,
       a->x3d ? -1 : a->max_query_len, a->residual, a->block_size, a->conv_mode,
       LLMK_ACTIVATION_NONE, workspace_size, plan);
 }
@@ -159,14 +165,14 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
   }
   if (batch < 1 || batch > 256)
     return acl__fail(TILING, op, "batch=%lld must be in [1, 256]", (long long)batch);
-  /* APC and the index tensors */
-  bool apc = t[FIRST] || t[LAST] || t[ISI];
+  /* APC and the index tensors: APC is on exactly when blockIdxFirstScheduledToken is
+   * given; without it the other two block-index tensors are ignored */
+  bool apc = a->apc;
   const aclTensor *ci = t[CI];
   if (apc) {
-    if (!t[FIRST] || !t[LAST] || !t[ISI])
-      return acl__fail(TILING, op,
-                       "APC needs blockIdxFirstScheduledToken, "
-                       "blockIdxLastScheduledToken and initialStateIdx");
+    if (!t[LAST] || !t[ISI])
+      return acl__fail(TILING, op, "APC (blockIdxFirstScheduledToken given) needs %s",
+                       !t[LAST] ? "blockIdxLastScheduledToken" : "initialStateIdx");
     if (!ci || ci->view_rank != 2 || ci->view_dims[0] != batch)
       return acl__fail(TILING, op,
                        "APC needs a 2-D cacheIndices [batch=%lld, maxNumBlocks]",
@@ -183,7 +189,7 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
   if (a->conv_mode == 1 && !t[NCT])
     return acl__fail(TILING, op, "convMode 1 needs numComputedTokens");
   const int per_batch[] = {NACC, NCT, FIRST, LAST, ISI};
-  for (int k = 0; k < 5; k++) {
+  for (int k = 0; k < (apc ? 5 : 3); k++) {
     const aclTensor *v = t[per_batch[k]];
     if (v && (v->view_rank != 1 || v->view_dims[0] != batch))
       return acl__fail(TILING, op, "%s must be [batch=%lld]", NAMES[per_batch[k]],
@@ -229,8 +235,8 @@ static aclnnStatus phase1(const acl__op *op, aclTensor *x, const aclTensor *weig
     if (t[i] && !acl__tensor_live(t[i]))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, op->name, "%s is not a live aclTensor",
                        NAMES[i]);
-  conv_attrs a = {padSlotId, maxQueryLen, residualConnection,
-                  blockSize, convMode,    x->view_rank == 3};
+  conv_attrs a = {padSlotId, maxQueryLen,       residualConnection, blockSize,
+                  convMode,  x->view_rank == 3, first != NULL};
   aclnnStatus st = check(op->name, t, &a, activationMode, runMode, maxDraftTokens);
   if (st) return st;
   return acl__executor_create(op, t, &a, sizeof a, workspaceSize, executor);
