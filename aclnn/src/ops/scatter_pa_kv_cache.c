@@ -269,7 +269,7 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
   int64_t nb = keyCacheRef->view_dims[0];
   int64_t bs = keyCacheRef->view_dims[nhsd || pa_nz ? 2 : 1];
   int64_t esz = (int64_t)llmk_dtype_size(acl__native_dtype(key->dtype));
-  if (nhsd && ((Dk * esz) % 32 || (Dv * esz) % 32))
+  if (nhsd && (sat_mul(Dk, esz) % 32 || sat_mul(Dv, esz) % 32))
     return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
                      "NHSD: head sizes %lld (key) and %lld (value) must be multiples of "
                      "32 bytes",
