@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* aclnnScatterPaKvCache from C: results through aclnn equal the native API's
- * (llmk_scatter_pa_kv_cache) bit for bit on random inputs; the executor lifecycle
- * (single use, repeatable, re-pointed addresses); the error table with CANN's numeric
- * codes, checking that the caches are byte-identical after every rejection. */
+/* aclnnScatterPaKvCache from C: results through aclnn equal, bit for bit, both the
+ * native API's (llmk_scatter_pa_kv_cache) and a golden computed here from CANN's layout
+ * formulas, on random inputs of every mode (Norm, Nct, scatterMode NHSD, PA_NZ with an
+ * ignored scatterMode and key/value of different dtypes) and on fixed cases of the
+ * modes' edges; the executor lifecycle (single use, repeatable, re-pointed addresses);
+ * the error table with CANN's numeric codes, checking that the caches are
+ * byte-identical after every rejection. */
 #include "aclnn_tspec.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d.h" /* a destroyed executor, another op */
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
@@ -15,6 +18,7 @@ typedef struct sc_case {
   const char *cache_mode, *scatter_mode;
   int64_t nct_strides[2], nct_offsets[2];
   bool use_arrays;
+  bool fused; /* key/value built as "Nct" views of a fused buffer (see sc_random) */
   int64_t T, H, Dk, Dv, nb, bs;
   int64_t iv[MAXV];
 } sc_case;
@@ -55,31 +59,51 @@ static aclnnStatus sc_call(sc_case *c, aclrtStream s) {
   return st;
 }
 
+/* The layout CANN's tiling picks (0 Norm, 1 NHSD, 2 PA_NZ) and whether the "Nct"
+ * strides apply: PA_NZ reads no scatterMode; NHSD is a scatterMode of cacheMode Norm. */
+static int sc_layout(const sc_case *c, bool *nct) {
+  bool nz = c->cache_mode && !strcmp(c->cache_mode, "PA_NZ");
+  *nct = !nz && c->scatter_mode && !strcmp(c->scatter_mode, "Nct");
+  return nz ? 2 : c->scatter_mode && !strcmp(c->scatter_mode, "NHSD") ? 1 : 0;
+}
+
+/* Row stride and first element of key (k 0) or value (1) as the call reads them: the
+ * "Nct" arrays, else the aclTensor's own view (for fused cases: T contiguous rows at the
+ * block's start; see sc_random). */
+static void sc_rows(const sc_case *c, int k, int64_t *stride, int64_t *first) {
+  bool nct;
+  sc_layout(c, &nct);
+  const tspec *t = &c->t[k ? VAL : KEY];
+  *stride = nct ? c->nct_strides[k] : c->fused ? t->dims[1] * t->dims[2] : t->strides[0];
+  *first = nct ? c->nct_offsets[k] : 0;
+}
+
 /* The native API on the ref copies, with the view each mode stands for: NHSD is the
  * blocks layout with HND strides; Nct re-strides key/value rows. */
 static llmk_status sc_native(sc_case *c, llmk_context *ctx) {
   llmk_tensor d[NS];
   const llmk_tensor *p[NS];
   for (int i = 0; i < NS; i++) p[i] = ndesc(&c->t[i], &d[i]);
-  bool nhsd = c->cache_mode && !strcmp(c->cache_mode, "NHSD");
-  bool nct = c->scatter_mode && !strcmp(c->scatter_mode, "Nct");
-  if (nhsd)
+  bool nct;
+  int mode = sc_layout(c, &nct);
+  if (mode == 1)
     for (int k = KC; k <= VC; k += VC - KC) {
       if (!p[k]) continue;
       int64_t t1 = d[k].shape[1], s1 = d[k].strides[1];
       d[k].shape[1] = d[k].shape[2], d[k].strides[1] = d[k].strides[2];
       d[k].shape[2] = t1, d[k].strides[2] = s1;
     }
-  if (nct)
+  if (nct || c->fused)
     for (int k = 0; k < 2; k++) {
       int i = k ? VAL : KEY;
       if (!p[i]) continue;
+      int64_t stride, first;
+      sc_rows(c, k, &stride, &first);
       d[i].shape[0] = c->T;
-      d[i].strides[0] = c->nct_strides[k];
-      d[i].data = (char *)d[i].data + c->nct_offsets[k] * (int64_t)dt_size(c->t[i].dt);
+      d[i].strides[0] = stride;
+      d[i].data = (char *)d[i].data + first * (int64_t)dt_size(c->t[i].dt);
     }
-  llmk_kv_layout layout =
-      c->cache_mode && !strcmp(c->cache_mode, "PA_NZ") ? LLMK_KV_NZ : LLMK_KV_BLOCKS;
+  llmk_kv_layout layout = mode == 2 ? LLMK_KV_NZ : LLMK_KV_BLOCKS;
   size_t ws = 0;
   llmk_plan *plan = NULL;
   llmk_status st = llmk_scatter_pa_kv_cache_get_workspace_size(
@@ -93,6 +117,58 @@ static llmk_status sc_native(sc_case *c, llmk_context *ctx) {
   return st;
 }
 
+/* The golden of cache k (0 key, 1 value), from CANN's formulas on the host copies (not
+ * from the library): for token t < c->T with s = slotMapping[t] >= 0 (negative: padding),
+ * b = s / blockSize, o = s % blockSize, element (h, d) of the token's row goes to
+ *   Norm  [numBlocks, blockSize, H, D]:     (b, o, h, d)
+ *   NHSD  [numBlocks, H, blockSize, D]:     (b, h, o, d)
+ *   PA_NZ [numBlocks, H*D/ld, blockSize, ld]: (b, (h*D+d) / ld, o, (h*D+d) % ld),
+ *         ld = 32 bytes / element size;
+ * every other byte keeps its value. Returns a malloc'd copy of the cache's block. */
+static unsigned char *sc_golden(const sc_case *c, int k) {
+  bool nct;
+  int mode = sc_layout(c, &nct);
+  const tspec *src = &c->t[k ? VAL : KEY], *ca = &c->t[k ? VC : KC];
+  const size_t es = dt_size(src->dt);
+  unsigned char *out = malloc(ca->bytes);
+  memcpy(out, ca->host, ca->bytes);
+  const int64_t H = src->dims[1], D = src->dims[2], ld = 32 / (int64_t)es;
+  const int64_t bs = ca->dims[mode == 0 ? 1 : 2];
+  const int64_t *cs = ca->strides;
+  int64_t row, first;
+  sc_rows(c, k, &row, &first);
+  for (int64_t t = 0; t < c->T; t++) {
+    int64_t sl = c->iv[t];
+    if (sl < 0) continue;
+    int64_t b = sl / bs, o = sl % bs;
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t d = 0; d < D; d++) {
+        int64_t from = first + t * row + h * src->strides[1] + d * src->strides[2], to;
+        if (mode == 0)
+          to = b * cs[0] + o * cs[1] + h * cs[2] + d * cs[3];
+        else if (mode == 1)
+          to = b * cs[0] + h * cs[1] + o * cs[2] + d * cs[3];
+        else
+          to =
+              b * cs[0] + (h * D + d) / ld * cs[1] + o * cs[2] + (h * D + d) % ld * cs[3];
+        memcpy(out + to * (int64_t)es, src->host + from * (int64_t)es, es);
+      }
+  }
+  return out;
+}
+
+/* The device caches equal the golden. */
+static int sc_as_golden(sc_case *c) {
+  int ok = 1;
+  for (int k = 0; k < 2; k++) {
+    if (!c->t[k ? VC : KC].present || !c->t[k ? VAL : KEY].present) continue;
+    unsigned char *g = sc_golden(c, k);
+    ok &= dev_is(&c->t[k ? VC : KC], g);
+    free(g);
+  }
+  return ok;
+}
+
 static int sc_unchanged(sc_case *c) {
   return dev_is(&c->t[KC], c->t[KC].host) && dev_is(&c->t[VC], c->t[VC].host);
 }
@@ -100,42 +176,54 @@ static int sc_as_native(sc_case *c) {
   return dev_is(&c->t[KC], c->t[KC].ref) && dev_is(&c->t[VC], c->t[VC].ref);
 }
 
-/* mode 0 Norm (NULL or "Norm"), 1 NHSD, 2 PA_NZ; nct: "Nct" key/value rows. */
+/* mode 0 Norm (cacheMode NULL, "" or "Norm"), 1 scatterMode "NHSD" (cacheMode the
+ * same), 2 PA_NZ (scatterMode anything: not read; key and value of different dtypes one
+ * time in two); nct: key/value are "Nct" views of fused buffers ("Nct" given except in
+ * PA_NZ, where the call reads the tensors' own views). K only: Norm only. */
 static sc_case *sc_random(int mode, bool nct, bool k_only) {
+  static char *const norm_modes[3] = {NULL, "", "Norm"};
+  static char *const none_modes[3] = {NULL, "", "None"};
+  static char *const nz_scatter[6] = {NULL, "", "None", "Nct", "NHSD", "Alibi"};
   sc_case *c = calloc(1, sizeof *c);
   aclDataType dts[3] = {ACL_FLOAT16, ACL_BF16, ACL_INT8};
-  aclDataType dt = dts[tu_rand_range(0, 2)];
-  int64_t ld = 32 / (int64_t)dt_size(dt);
+  aclDataType dt = dts[tu_rand_range(0, 2)], dtv = dt;
+  /* PA_NZ: an INT8 value only beside an INT8 key */
+  if (mode == 2 && !k_only && tu_rand_range(0, 1))
+    dtv = dt == ACL_INT8 ? dts[tu_rand_range(0, 2)] : dts[tu_rand_range(0, 1)];
+  aclDataType dtk[2] = {dt, dtv};
+  int64_t ldk[2] = {32 / (int64_t)dt_size(dt), 32 / (int64_t)dt_size(dtv)};
   c->T = tu_rand_range(1, 40), c->H = tu_rand_range(1, 4);
-  c->Dk = ld * tu_rand_range(1, 4), c->Dv = k_only ? 0 : ld * tu_rand_range(1, 4);
-  c->nb = tu_rand_range(1, 6),
+  c->Dk = ldk[0] * tu_rand_range(1, 4), c->Dv = k_only ? 0 : ldk[1] * tu_rand_range(1, 4);
   c->bs = mode == 2 ? 16 * tu_rand_range(1, 2) : tu_rand_range(1, 17);
-  c->cache_mode = mode == 0   ? (tu_rand_range(0, 1) ? "Norm" : NULL)
-                  : mode == 1 ? "NHSD"
-                              : "PA_NZ";
-  c->scatter_mode = nct ? "Nct" : (tu_rand_range(0, 1) ? "None" : NULL);
+  /* numBlocks * blockSize >= T (CANN's tiling refuses fewer slots than tokens) */
+  c->nb = (c->T + c->bs - 1) / c->bs + tu_rand_range(0, 3);
+  c->cache_mode = mode == 2 ? "PA_NZ" : norm_modes[tu_rand_range(0, 2)];
+  c->scatter_mode = mode == 1   ? "NHSD"
+                    : mode == 2 ? (nct ? "Nct" : nz_scatter[tu_rand_range(0, 5)])
+                    : nct       ? "Nct"
+                                : none_modes[tu_rand_range(0, 2)];
+  c->fused = nct;
   int64_t D[2] = {c->Dk, c->Dv};
   for (int k = 0; k < (k_only ? 1 : 2); k++) {
     int ti = k ? VAL : KEY, ci = k ? VC : KC;
+    int64_t ld = ldk[k];
     if (nct) { /* a fused buffer: rows of stride >= H*D, starting at an offset */
       c->nct_strides[k] = c->H * D[k] + tu_rand_range(0, 3) * ld;
       c->nct_offsets[k] = tu_rand_range(0, 5);
-      spec(&c->t[ti], dt, 3, c->T, c->H, D[k], 0);
-      /* the tensor's own view covers the whole fused buffer */
+      spec(&c->t[ti], dtk[k], 3, c->T, c->H, D[k], 0);
+      /* the tensor's own view covers the whole fused buffer, with one spare row for
+       * the offset */
       c->t[ti].strides[0] = c->nct_strides[k];
-      c->t[ti].dims[0] = c->T;
-      c->t[ti].dims[2] = D[k];
-      /* room for the offset: one spare row */
       c->t[ti].dims[0] = c->T + 1;
     } else {
-      spec(&c->t[ti], dt, 3, c->T, c->H, D[k], tu_rand_range(0, 1) ? ld : 0);
+      spec(&c->t[ti], dtk[k], 3, c->T, c->H, D[k], tu_rand_range(0, 1) ? ld : 0);
     }
     if (mode == 2)
-      spec4(&c->t[ci], dt, c->nb, c->H * D[k] / ld, c->bs, ld);
+      spec4(&c->t[ci], dtk[k], c->nb, c->H * D[k] / ld, c->bs, ld);
     else if (mode == 1)
-      spec4(&c->t[ci], dt, c->nb, c->H, c->bs, D[k]);
+      spec4(&c->t[ci], dtk[k], c->nb, c->H, c->bs, D[k]);
     else
-      spec4(&c->t[ci], dt, c->nb, c->bs, c->H, D[k]);
+      spec4(&c->t[ci], dtk[k], c->nb, c->bs, c->H, D[k]);
   }
   c->use_arrays = nct || tu_rand_range(0, 1);
   if (!nct && c->use_arrays) c->nct_strides[0] = c->nct_strides[1] = 1; /* ignored */
@@ -159,21 +247,25 @@ static sc_case *sc_random(int mode, bool nct, bool k_only) {
       aclDestroyTensor(t->t);
       int64_t dims[3] = {c->T, c->H, D[k]}, contiguous[3] = {c->H * D[k], D[k], 1};
       /* CANN's Nct key is [T, H, D]; its row stride and offset come from the arrays */
-      t->t = aclCreateTensor(dims, 3, dt, contiguous, 0, ACL_FORMAT_ND, dims, 3, t->dev);
+      t->t =
+          aclCreateTensor(dims, 3, dtk[k], contiguous, 0, ACL_FORMAT_ND, dims, 3, t->dev);
     }
   }
   return c;
 }
 
 static void test_scatter_random(aclrtStream s, llmk_context *ctx) {
-  for (int it = 0; it < 120; it++) {
+  for (int it = 0; it < 150; it++) {
     int mode = it % 3;
-    bool nct = (it / 3) % 2 == 1, k_only = (it / 6) % 4 == 3;
+    bool nct = (it / 3) % 2 == 1, k_only = mode == 0 && (it / 6) % 4 == 3;
     sc_case *c = sc_random(mode, nct, k_only);
     EQ(sc_native(c, ctx), LLMK_SUCCESS);
     EQ(sc_call(c, s), ACLNN_SUCCESS);
     TU_CHECK(sc_as_native(c), "random scatter case %d (mode %d, nct %d, k only %d)", it,
              mode, (int)nct, (int)k_only);
+    TU_CHECK(sc_as_golden(c),
+             "random scatter case %d (mode %d, nct %d, k only %d): golden", it, mode,
+             (int)nct, (int)k_only);
     sc_free(c);
   }
 }
@@ -271,9 +363,11 @@ static void test_scatter_lifecycle(aclrtStream s, llmk_context *ctx) {
   sc_free(c);
 }
 
-/* The error table: one change to a Norm case (f16, T 4, H 2, D 16, 2 blocks of 4). */
+/* The error table: one change to a Norm case (f16, T 4, H 2, D 16, 2 blocks of 4).
+ * Rows 32.. are CANN's checks this layer took on later: ranks outside CANN's op_api
+ * lists (161002), modes and limits of its tiling (561002). */
 static void test_scatter_errors(aclrtStream s) {
-  enum { NROWS = 32 };
+  enum { NROWS = 55 };
   for (int row = 0; row < NROWS; row++) {
     sc_case *c = calloc(1, sizeof *c);
     c->cache_mode = "Norm", c->scatter_mode = "None";
@@ -285,7 +379,10 @@ static void test_scatter_errors(aclrtStream s) {
     c->t[SLOT].ivals = c->iv;
     c->iv[0] = 0, c->iv[1] = 5, c->iv[2] = 2, c->iv[3] = 7;
     aclnnStatus want = ACLNN_ERR_PARAM_INVALID;
+    const aclnnStatus TILING = ACLNN_ERR_INNER_TILING_ERROR;
     bool null_ws = false, null_ex = false;
+    int five = -1;          /* KEY or VAL: replaced by a 5-D view of its block */
+    const char *msg = NULL; /* in the message (rows 32..) */
     switch (row) {
       case 0:
         c->t[KEY].present = false;
@@ -333,13 +430,11 @@ static void test_scatter_errors(aclrtStream s) {
         spec4(&c->t[KEY], ACL_FLOAT16, 4, 1, 2, 16);
         want = ACLNN_ERR_INNER_TILING_ERROR;
         break;
-      case 13:
+      case 13: /* CANN's op_api: key 3-D or 4-D, else 161002 */
         spec(&c->t[KEY], ACL_FLOAT16, 2, 4, 32, 0, 0);
-        want = ACLNN_ERR_INNER_TILING_ERROR;
         break;
-      case 14:
+      case 14: /* value 0-D, 3-D or 4-D, else 161002 */
         spec(&c->t[VAL], ACL_FLOAT16, 2, 4, 32, 0, 0);
-        want = ACLNN_ERR_INNER_TILING_ERROR;
         break;
       case 15:
         spec(&c->t[KC], ACL_FLOAT16, 3, 8, 2, 16, 0);
@@ -353,8 +448,9 @@ static void test_scatter_errors(aclrtStream s) {
       case 18:
         spec(&c->t[SLOT], ACL_INT32, 2, 2, 2, 0, 0);
         break;
-      case 19:
+      case 19: /* CANN's tiling refuses an unknown cacheMode */
         c->cache_mode = "PA";
+        want = TILING;
         break;
       case 20:
         c->scatter_mode = "Alibi";
@@ -368,8 +464,9 @@ static void test_scatter_errors(aclrtStream s) {
         c->scatter_mode = "Omni";
         want = ACLNN_ERR_INNER;
         break;
-      case 23:
+      case 23: /* and an unknown scatterMode (case-sensitive) */
         c->scatter_mode = "nct";
+        want = TILING;
         break;
       case 24:
         spec(&c->t[CL], ACL_INT32, 1, 4, 0, 0, 0);
@@ -399,8 +496,147 @@ static void test_scatter_errors(aclrtStream s) {
         c->iv[0] = 1000000;
         c->t[SLOT].dt = ACL_INT64;
         break;
+      /* "NHSD" is a scatterMode: as a cacheMode, CANN's tiling refuses it */
+      case 32:
+        msg = "cacheMode \"NHSD\"";
+        c->cache_mode = "NHSD";
+        want = TILING;
+        break;
+      case 33:
+        msg = "cacheMode \"NHSD\"";
+        c->cache_mode = "NHSD", c->scatter_mode = "NHSD";
+        want = TILING;
+        break;
+      case 34:
+        msg = "scatterMode \"nhsd\"";
+        c->scatter_mode = "nhsd";
+        want = TILING;
+        break;
+      /* ranks: 5-D key or value, CANN's op_api (161002); a 4-D value, its tiling */
+      case 35:
+        msg = "key has 5 dims";
+        five = KEY;
+        break;
+      case 36:
+        msg = "value has 5 dims";
+        five = VAL;
+        break;
+      case 37:
+        msg = "value has 4 dims";
+        spec4(&c->t[VAL], ACL_FLOAT16, 4, 1, 2, 16);
+        want = TILING;
+        break;
+      /* numBlocks * blockSize < T (every slot valid: tokens 1 and 3 are padding) */
+      case 38: /* Norm */
+      case 39: /* Nct */
+      case 40: /* NHSD */
+      case 41: /* PA_NZ */
+      case 42: /* K only */
+        c->iv[0] = 0, c->iv[1] = -1, c->iv[2] = 1, c->iv[3] = -1;
+        msg = "is smaller than the 4 tokens";
+        if (row == 41)
+          c->cache_mode = "PA_NZ", spec4(&c->t[KC], ACL_FLOAT16, 1, 2, 2, 16);
+        else
+          spec4(&c->t[KC], ACL_FLOAT16, 1, 2, 2, 16); /* Norm [1, 2, 2, 16]; NHSD too */
+        c->t[VC] = c->t[KC];
+        if (row == 39) {
+          c->scatter_mode = "Nct", c->use_arrays = true;
+          c->nct_strides[0] = c->nct_strides[1] = 32;
+        }
+        if (row == 40) c->scatter_mode = "NHSD";
+        if (row == 42) c->t[VAL].present = c->t[VC].present = false;
+        want = TILING;
+        break;
+      /* K only: CANN's tiling has it for Norm with None or Nct alone */
+      case 43:
+        msg = "scatterMode \"NHSD\" needs value";
+        c->scatter_mode = "NHSD";
+        spec4(&c->t[KC], ACL_FLOAT16, 2, 2, 4, 16);
+        c->t[VAL].present = c->t[VC].present = false;
+        want = TILING;
+        break;
+      case 44:
+        msg = "cacheMode \"PA_NZ\" needs value";
+        c->cache_mode = "PA_NZ";
+        spec4(&c->t[KC], ACL_FLOAT16, 2, 2, 4, 16);
+        c->t[VAL].present = c->t[VC].present = false;
+        want = TILING;
+        break;
+      /* NHSD's limits */
+      case 45: /* head size 8 f16 = 16 bytes, not a multiple of 32 */
+        msg = "multiples of 32 bytes";
+        c->scatter_mode = "NHSD";
+        spec(&c->t[KEY], ACL_FLOAT16, 3, 4, 2, 8, 0);
+        spec(&c->t[VAL], ACL_FLOAT16, 3, 4, 2, 8, 0);
+        spec4(&c->t[KC], ACL_FLOAT16, 2, 2, 4, 8);
+        c->t[VC] = c->t[KC];
+        want = TILING;
+        break;
+      case 46: /* 4096 heads */
+      case 47: /* one token's key and value: 2 * 48912 * 2 = 195648 bytes > 195584 */
+      case 48: /* blockSize 87840 * head size 48896 > UINT32_MAX (blocks of stride 0) */
+      {
+        int64_t H = row == 46 ? 4096 : 1, D = row == 46 ? 16 : row == 47 ? 48912 : 48896;
+        int64_t bs = row == 48 ? 87840 : 1;
+        c->scatter_mode = "NHSD";
+        spec(&c->t[KEY], ACL_FLOAT16, 3, 1, H, D, 0);
+        c->t[VAL] = c->t[KEY];
+        spec4(&c->t[KC], ACL_FLOAT16, 1, H, bs, D);
+        if (row == 48) c->t[KC].strides[2] = 0;
+        msg = row == 46 ? "4096 heads" : row == 47 ? "195648 bytes" : "UINT32_MAX";
+        c->t[VC] = c->t[KC];
+        spec(&c->t[SLOT], ACL_INT32, 1, 1, 0, 0, 0);
+        c->iv[0] = 0;
+        want = TILING;
+        break;
+      }
+      /* dtypes: key and value differ only in PA_NZ (op_api, 161002); an INT8 value
+       * needs an INT8 key (tiling, 561002) */
+      case 49:
+        msg = "value dtype";
+        c->t[VAL].dt = c->t[VC].dt = ACL_BF16;
+        break;
+      case 50:
+        msg = "value dtype";
+        c->scatter_mode = "NHSD";
+        spec4(&c->t[KC], ACL_FLOAT16, 2, 2, 4, 16);
+        c->t[VC] = c->t[KC];
+        c->t[VAL].dt = c->t[VC].dt = ACL_BF16;
+        break;
+      case 51:
+        msg = "value dtype";
+        c->t[KEY].dt = c->t[KC].dt = ACL_INT8;
+        break;
+      case 52: /* PA_NZ: an f16 key beside an INT8 value */
+        msg = "INT8 value needs an INT8 key";
+        c->cache_mode = "PA_NZ";
+        spec4(&c->t[KC], ACL_FLOAT16, 2, 2, 4, 16);
+        spec4(&c->t[VC], ACL_INT8, 2, 1, 4, 32);
+        c->t[VAL].dt = ACL_INT8;
+        want = TILING;
+        break;
+      case 53: /* PA_NZ: the INT8 value's cache FLOAT16 (op_api, 161002) */
+        msg = "valueCacheRef dtype";
+        c->cache_mode = "PA_NZ";
+        c->t[KEY].dt = ACL_INT8;
+        spec4(&c->t[KC], ACL_INT8, 2, 1, 4, 32);
+        spec4(&c->t[VC], ACL_FLOAT16, 2, 2, 4, 16);
+        c->t[VAL].dt = ACL_INT8;
+        break;
+      case 54: /* cacheMode "" is Norm: an NZ-shaped cache is still refused */
+        msg = "format";
+        c->cache_mode = "";
+        c->t[KC].fmt = ACL_FORMAT_FRACTAL_NZ;
+        break;
     }
     sc_build(c);
+    if (five >= 0) {
+      tspec *t = &c->t[five];
+      int64_t dims[5] = {t->dims[0], t->dims[1], 1, 1, t->dims[2]},
+              st[5] = {t->strides[0], t->strides[1], 1, 1, t->strides[2]};
+      aclDestroyTensor(t->t);
+      t->t = aclCreateTensor(dims, 5, t->dt, st, 0, ACL_FORMAT_ND, dims, 5, t->dev);
+    }
     uint64_t ws = 7;
     aclOpExecutor *ex = NULL;
     aclnnStatus st = sc_phase1(c, null_ws ? NULL : &ws, null_ex ? NULL : &ex);
@@ -412,12 +648,15 @@ static void test_scatter_errors(aclrtStream s) {
     }
     EQ(st, want);
     if (st != want) fprintf(stderr, "  scatter error row %d\n", row);
+    if (msg)
+      TU_CHECK(strstr(aclGetRecentErrMsg(), msg) != NULL, "row %d: message '%s'", row,
+               aclGetRecentErrMsg());
     TU_CHECK(sc_unchanged(c), "scatter error row %d wrote", row);
     TU_CHECK(strlen(aclGetRecentErrMsg()) > 0, "scatter error row %d: no message", row);
     sc_free(c);
   }
-  /* K only with 0-D value/valueCache (CANN's scenario 6) and NHSD accepted */
-  sc_case *c = sc_random(1, false, true);
+  /* K only with 0-D value/valueCache (CANN's scenario 6) */
+  sc_case *c = sc_random(0, false, true);
   tspec v0 = {0}, vc0 = {0};
   spec(&v0, c->t[KEY].dt, 1, 1, 0, 0, 0);
   v0.rank = 0;
@@ -437,6 +676,90 @@ static void test_scatter_errors(aclrtStream s) {
   unbuild(&v0);
   unbuild(&vc0);
   sc_free(c);
+}
+
+/* A fixed case: contiguous tensors of dtypes dk (key) and dv (value; K only: 0), the
+ * caches in the layout the modes select, slots nb*bs-1, nb*bs-2, .. with every fifth
+ * token padding. */
+static sc_case *sc_make(const char *cm, const char *sm, aclDataType dk, aclDataType dv,
+                        int64_t T, int64_t H, int64_t Dk, int64_t Dv, int64_t nb,
+                        int64_t bs) {
+  sc_case *c = calloc(1, sizeof *c);
+  c->cache_mode = cm, c->scatter_mode = sm;
+  c->T = T, c->H = H, c->Dk = Dk, c->Dv = Dv, c->nb = nb, c->bs = bs;
+  bool nct;
+  int mode = sc_layout(c, &nct);
+  aclDataType dt[2] = {dk, dv};
+  int64_t D[2] = {Dk, Dv};
+  for (int k = 0; k < (dv ? 2 : 1); k++) {
+    int64_t ld = 32 / (int64_t)dt_size(dt[k]);
+    spec(&c->t[k ? VAL : KEY], dt[k], 3, T, H, D[k], 0);
+    if (mode == 2)
+      spec4(&c->t[k ? VC : KC], dt[k], nb, H * D[k] / ld, bs, ld);
+    else if (mode == 1)
+      spec4(&c->t[k ? VC : KC], dt[k], nb, H, bs, D[k]);
+    else
+      spec4(&c->t[k ? VC : KC], dt[k], nb, bs, H, D[k]);
+  }
+  if (nct) { /* the rows as the tensors give them */
+    c->use_arrays = true;
+    c->nct_strides[0] = H * Dk, c->nct_strides[1] = H * Dv;
+  }
+  spec(&c->t[SLOT], ACL_INT64, 1, T, 0, 0, 0);
+  c->t[SLOT].ivals = c->iv;
+  for (int64_t t = 0; t < T; t++) c->iv[t] = t % 5 == 4 ? -1 : nb * bs - 1 - t;
+  sc_build(c);
+  return c;
+}
+
+/* The modes' accepted edges, each against the golden: "" for cacheMode (Norm) and
+ * scatterMode (None); scatterMode "NHSD"; PA_NZ with scatterMode not read (an "Nct"
+ * without arrays, or with arrays that would re-stride), and key/value of different
+ * dtypes; numBlocks * blockSize == T in every mode; NHSD's unified-buffer limit. */
+static void test_scatter_modes(aclrtStream s) {
+  const aclDataType F16 = ACL_FLOAT16, BF16 = ACL_BF16, I8 = ACL_INT8;
+  static const struct {
+    const char *cm, *sm;
+    aclDataType dk, dv;
+    int64_t T, H, Dk, Dv, nb, bs;
+    bool arrays; /* pass strides {1, 1} and offsets {3, 3} */
+  } cases[] = {
+      {"", "", F16, F16, 7, 2, 16, 32, 3, 4, false},
+      {NULL, "", BF16, BF16, 7, 2, 16, 16, 3, 4, false},
+      {"", NULL, I8, I8, 7, 1, 32, 64, 2, 5, false},
+      {"Norm", "NHSD", F16, F16, 9, 3, 16, 32, 2, 8, false},
+      {"", "NHSD", I8, I8, 9, 2, 32, 64, 3, 4, false},
+      {NULL, "NHSD", BF16, BF16, 5, 1, 48, 16, 1, 5, false},
+      {"PA_NZ", "Nct", F16, F16, 6, 2, 16, 16, 2, 16, false},
+      {"PA_NZ", "Nct", BF16, BF16, 6, 2, 16, 16, 2, 16, true},
+      {"PA_NZ", "Alibi", F16, F16, 6, 2, 16, 16, 2, 16, false},
+      {"PA_NZ", "bogus", F16, F16, 6, 2, 16, 16, 2, 16, false},
+      {"PA_NZ", NULL, I8, F16, 8, 2, 32, 16, 2, 16, false},
+      {"PA_NZ", "None", I8, BF16, 8, 3, 32, 48, 1, 16, false},
+      {"PA_NZ", "", F16, BF16, 8, 1, 32, 16, 1, 32, false},
+      {"PA_NZ", "NHSD", BF16, F16, 8, 2, 16, 32, 1, 16, false},
+      /* numBlocks * blockSize == T */
+      {"Norm", "None", F16, F16, 12, 2, 16, 16, 3, 4, false},
+      {"Norm", "Nct", F16, F16, 12, 2, 16, 16, 3, 4, false},
+      {"Norm", "NHSD", F16, F16, 12, 2, 16, 16, 3, 4, false},
+      {"PA_NZ", "None", I8, F16, 32, 1, 32, 16, 2, 16, false},
+      {"Norm", "None", F16, 0, 12, 2, 16, 0, 3, 4, false},
+      /* NHSD: one token's key and value at exactly 195584 bytes */
+      {"Norm", "NHSD", F16, F16, 1, 1, 48896, 48896, 1, 1, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sc_case *c = sc_make(cases[i].cm, cases[i].sm, cases[i].dk, cases[i].dv, cases[i].T,
+                         cases[i].H, cases[i].Dk, cases[i].Dv, cases[i].nb, cases[i].bs);
+    if (cases[i].arrays) {
+      c->use_arrays = true;
+      c->nct_strides[0] = c->nct_strides[1] = 1;
+      c->nct_offsets[0] = c->nct_offsets[1] = 3;
+    }
+    EQ(sc_call(c, s), ACLNN_SUCCESS);
+    TU_CHECK(sc_as_golden(c), "mode case %zu (cacheMode %s, scatterMode %s)", i,
+             cases[i].cm ? cases[i].cm : "NULL", cases[i].sm ? cases[i].sm : "NULL");
+    sc_free(c);
+  }
 }
 
 /* Finding 2 of the fuzzing: slotMapping, key and keyCacheRef as views at the start of
@@ -487,6 +810,7 @@ int main(void) {
   test_scatter_sample(t.stream);
   test_scatter_random(t.stream, t.ctx);
   test_scatter_lifecycle(t.stream, t.ctx);
+  test_scatter_modes(t.stream);
   test_scatter_errors(t.stream);
   test_scatter_overlap(t.stream);
   return acl_test_end(&t, "test_aclnn_scatter_pa_kv_cache");

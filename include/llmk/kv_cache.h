@@ -56,9 +56,10 @@ LLMK_API const char *llmk_kv_layout_name(llmk_kv_layout layout);
  *               value_cache(b, o, h, d) = conv(value[t, h, d], v_scale[h])   (if value)
  *
  *   key [T, H, Dk], value [T, H, Dv]: any strides (views of a fused qkv tensor are fine).
- *   value and value_cache: both given, or both NULL (K-only caches, e.g. MLA); value
- *   has key's dtype; each cache follows the dtype rule above on its own (a bf16 value
- *   cache beside an fp8 key cache is fine).
+ *   value and value_cache: both given, or both NULL (K-only caches, e.g. MLA). Each
+ *   side follows the dtype rule above on its own: value may have a dtype other than
+ *   key's (an i8 key beside an f16 value, as CANN's PA_NZ allows), and a bf16 value
+ *   cache beside an fp8 key cache is fine.
  *   slot_mapping [T]: i32 or i64, any stride.
  *   k_scale / v_scale: see above; NULL when no conversion happens.
  *   num_blocks and block_size are read from key_cache; value_cache must agree.
@@ -106,7 +107,8 @@ LLMK_API llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_
  * gathered from it, and scatter rejects every non-negative slot.
  * Scatter then gather returns the original K/V bit for bit (same dtypes).
  *
- * Phase 1 statuses as for scatter, with the roles swapped: the caches are the sources
+ * Phase 1 statuses as for scatter (plus LLMK_ERROR_INVALID_DTYPE for a value_out whose
+ * dtype is not key_out's), with the roles swapped: the caches are the sources
  * (key_cache required; value_out without value_cache is LLMK_ERROR_INVALID_ATTRIBUTE)
  * and key_out/value_out the destinations (key_out required; value_cache without
  * value_out is LLMK_ERROR_NULL_POINTER); block_tables and seq_lens are required, and

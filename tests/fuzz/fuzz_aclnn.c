@@ -271,14 +271,15 @@ static void decode(fz_reader *r, call *c, bool *present) {
     }
     default: { /* key keyCache slotMapping value valueCache */
       static char *cm[] = {NULL, "Norm", "NHSD", "PA_NZ", "norm"};
-      static char *sm[] = {NULL, "None", "Nct", "Rope"};
+      static char *sm[] = {NULL, "None", "Nct", "Rope", "NHSD"};
       c->cache_mode = cm[fz_u8(r) % 5];
-      c->scatter_mode = sm[fz_u8(r) % 4];
+      c->scatter_mode = sm[fz_u8(r) % 5];
       int64_t T = fz_int(r), H = fz_int(r), D = fz_int(r), nb = fz_int(r), bs = fz_int(r);
       int64_t ks[3] = {T, H, D};
       llmk_dtype kdt[] = {LLMK_F16, LLMK_BF16, LLMK_I8};
-      bool nhsd = c->cache_mode == cm[2];
+      /* "NHSD" is a scatter mode (cacheMode "NHSD" is refused) */
       bool nz = c->cache_mode == cm[3];
+      bool nhsd = c->scatter_mode == sm[4] && !nz;
       int64_t es = 2, ld;
       /* caches first, so that the sources and slots can view their blocks */
       if (nz) {

@@ -74,6 +74,7 @@ enum { VAL_BITS, VAL_CONV, VAL_ZERO };
 typedef struct sc_case {
   int layout;
   llmk_dtype sdt, kcdt, vcdt, slotdt;
+  llmk_dtype vsdt; /* value's dtype when it differs from key's (0: sdt) */
   int64_t T, H, Dk, Dv, nb, bs;
   int has_v;
   int kscl, vscl;
@@ -85,6 +86,11 @@ typedef struct sc_case {
   uint64_t seed;  /* buffer contents */
 } sc_case;
 
+/* The value source's dtype: sdt unless the case gives value one of its own. */
+static llmk_dtype val_dt(const sc_case *c) {
+  return c->vsdt ? c->vsdt : c->sdt;
+}
+
 static void case_free(sc_case *c) {
   free(c->slots);
   c->slots = NULL;
@@ -92,14 +98,14 @@ static void case_free(sc_case *c) {
 
 static void case_label(const sc_case *c, char *buf, size_t n, const char *prefix) {
   snprintf(buf, n,
-           "%s (%s/%s, %s->%s/%s, T=%" PRId64 " H=%" PRId64 " Dk=%" PRId64 " Dv=%" PRId64
-           "%s nb=%" PRId64 " bs=%" PRId64 ", src %s, slots %s stride %" PRId64
-           ", scales %s/%s)",
+           "%s (%s/%s, %s/%s->%s/%s, T=%" PRId64 " H=%" PRId64 " Dk=%" PRId64
+           " Dv=%" PRId64 "%s nb=%" PRId64 " bs=%" PRId64
+           ", src %s, slots %s stride %" PRId64 ", scales %s/%s)",
            prefix, layout_name[c->layout], ck_name[c->cache_kind],
-           llmk_dtype_name(c->sdt), llmk_dtype_name(c->kcdt), llmk_dtype_name(c->vcdt),
-           c->T, c->H, c->Dk, c->Dv, c->has_v ? "" : " K-only", c->nb, c->bs,
-           src_name[c->src_kind], llmk_dtype_name(c->slotdt), c->slot_stride,
-           scl_name[c->kscl], scl_name[c->vscl]);
+           llmk_dtype_name(c->sdt), llmk_dtype_name(val_dt(c)), llmk_dtype_name(c->kcdt),
+           llmk_dtype_name(c->vcdt), c->T, c->H, c->Dk, c->Dv, c->has_v ? "" : " K-only",
+           c->nb, c->bs, src_name[c->src_kind], llmk_dtype_name(c->slotdt),
+           c->slot_stride, scl_name[c->kscl], scl_name[c->vscl]);
 }
 
 /* ------------------------------------------------------------- tensor sets */
@@ -410,7 +416,9 @@ static void write_src(tset *s, int k, const sc_case *c, llmk_dtype cdt, const fl
                       int kind) {
   const llmk_tensor *t = &s->t[k];
   const int64_t es = (int64_t)kvref_esize(t->dtype);
-  const int vals = c->vals == VAL_CONV && !is_fp8(cdt) ? VAL_BITS : c->vals;
+  /* a bit copy where this side's source has its cache's dtype (a value of its own) */
+  const int vals =
+      c->vals == VAL_CONV && (!is_fp8(cdt) || t->dtype == cdt) ? VAL_BITS : c->vals;
   for (int64_t i = 0; i < t->shape[0]; i++)
     for (int64_t h = 0; h < t->shape[1]; h++)
       for (int64_t d = 0; d < t->shape[2]; d++) {
@@ -451,11 +459,12 @@ static void tset_build(tset *s, const sc_case *c) {
   size_t bufsz[X_COUNT] = {0};
   const size_t ses = kvref_esize(c->sdt), kce = kvref_esize(c->kcdt);
   const int fused = c->src_kind == SRC_FUSED;
+  if (fused && val_dt(c) != c->sdt) th_die("fused key/value view with two dtypes");
   const int64_t R = c->H * (2 * c->Dk + (c->has_v ? c->Dv : 0));
   src_desc(&s->t[X_KEY], c->sdt, c->src_kind, c->T, c->H, c->Dk, R);
   add_tensor(s, bufsz, X_KEY, -1, fused ? (size_t)(c->H * c->Dk) * ses : 0);
   if (c->has_v) {
-    src_desc(&s->t[X_VAL], c->sdt, c->src_kind, c->T, c->H, c->Dv, R);
+    src_desc(&s->t[X_VAL], val_dt(c), c->src_kind, c->T, c->H, c->Dv, R);
     add_tensor(s, bufsz, X_VAL, fused ? s->bi[X_KEY] : -1,
                fused ? (size_t)(2 * c->H * c->Dk) * ses : 0);
   }
@@ -867,6 +876,32 @@ static void test_samples(void) {
   }
 }
 
+/* Key and value of different dtypes (CANN's PA_NZ allows an i8 key beside an f16
+ * value): NZ with ld 32 for the key cache and 16 for the value cache, and blocks. */
+static void test_mixed_kv_dtypes(void) {
+  static const struct {
+    int layout;
+    llmk_dtype k, v;
+  } cases[] = {{KVREF_NZ, LLMK_I8, LLMK_F16},
+               {KVREF_NZ, LLMK_I8, LLMK_BF16},
+               {KVREF_NZ, LLMK_F16, LLMK_BF16},
+               {KVREF_BLOCKS, LLMK_I8, LLMK_F16},
+               {KVREF_XSPLIT, LLMK_F16, LLMK_I8}};
+  char label[256];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sc_case c;
+    case_base(&c, cases[i].layout, cases[i].k, cases[i].k, 5, 2, 32, 3, 16);
+    c.vsdt = c.vcdt = cases[i].v;
+    c.Dv = 48;
+    static const int64_t sl[5] = {17, 0, -1, 47, 31};
+    memcpy(c.slots, sl, sizeof sl);
+    snprintf(label, sizeof label, "mixed key/value dtypes: %s key %s, value %s",
+             layout_name[c.layout], llmk_dtype_name(c.sdt), llmk_dtype_name(c.vsdt));
+    check_case(&c, label, 1, 1);
+    case_free(&c);
+  }
+}
+
 /* ------------------------------------------------------------ random cases */
 
 static float gen_scale(void) {
@@ -947,6 +982,13 @@ static void gen_case(sc_case *c, int idx) {
   } else {
     c->sdt = c->kcdt = c->vcdt = copy_dt[tu_rand_range(0, 7)];
   }
+  /* one case in 6: value (and its cache) of a dtype of its own, e.g. CANN's PA_NZ with
+   * an i8 key and an f16 value */
+  const int own_v = tu_rand_range(0, 5) == 0;
+  if (own_v) {
+    c->vsdt = copy_dt[tu_rand_range(0, 7)];
+    c->vcdt = c->vsdt;
+  }
   c->has_v = tu_rand_range(0, 6) != 0;
   for (;;) {
     int odd = c->layout == KVREF_BLOCKS && tu_rand_range(0, 2) == 0;
@@ -988,12 +1030,13 @@ static void gen_case(sc_case *c, int idx) {
       SRC_CONTIG,    SRC_CONTIG,    SRC_CONTIG,  SRC_FUSED,   SRC_FUSED,
       SRC_HEADMAJOR, SRC_HEADMAJOR, SRC_STRIDE2, SRC_STRIDE2, SRC_BCAST};
   c->src_kind = src_kinds[tu_rand_range(0, 9)];
+  if (c->src_kind == SRC_FUSED && val_dt(c) != c->sdt) c->src_kind = SRC_HEADMAJOR;
   c->slotdt = tu_rand_range(0, 1) ? LLMK_I32 : LLMK_I64;
   static const int64_t sstr[4] = {1, 1, 2, 3};
   c->slot_stride = sstr[tu_rand_range(0, 3)];
   c->scl_stride = tu_rand_range(1, 2);
   if (c->kcdt != c->sdt) c->kscl = (int)tu_rand_range(SCL_RANK0, SCL_HEAD);
-  if (c->has_v && c->vcdt != c->sdt) c->vscl = (int)tu_rand_range(SCL_RANK0, SCL_HEAD);
+  if (c->has_v && c->vcdt != val_dt(c)) c->vscl = (int)tu_rand_range(SCL_RANK0, SCL_HEAD);
   for (int h = 0; h < MAXH; h++) {
     c->ks[h] = gen_scale();
     c->vs[h] = gen_scale();
@@ -1255,7 +1298,7 @@ static void apply_pre(sc_case *c, const err_row *r) {
       break; /* v_scale still built */
     case P_VCDT:
       c->vcdt = (llmk_dtype)r->p1;
-      c->vscl = c->vcdt == c->sdt ? SCL_NONE : SCL_RANK0;
+      c->vscl = c->vcdt == val_dt(c) ? SCL_NONE : SCL_RANK0;
       if (r->p2) c->vscl = SCL_RANK0; /* a scale although the value is copied */
       break;
     case P_KSCL:
@@ -1443,8 +1486,11 @@ static void build_rows(void) {
   }
 
   /* dtypes */
-  ROW(.name = "value and value_cache f16, key bf16", .post = D_DTYPE,
-      .xs = M(X_VAL) | M(X_VC), .a1 = LLMK_F16, .expect = DT, .phase = 1, .msg = "value");
+  /* each side has its own dtype rule: value's dtype may differ from key's */
+  ROW(.name = "valid: value and value_cache f16, key bf16", .post = D_DTYPE,
+      .xs = M(X_VAL) | M(X_VC), .a1 = LLMK_F16);
+  ROW(.name = "value f16 with value_cache bf16, key bf16", .post = D_DTYPE,
+      .xs = M(X_VAL), .a1 = LLMK_F16, .expect = DT, .phase = 1, .msg = "value_cache");
   ROW(.name = "key_cache f16, key bf16", .post = D_DTYPE, .xs = M(X_KC), .a1 = LLMK_F16,
       .expect = DT, .phase = 1, .msg = "key_cache");
   ROW(.name = "value_cache f16, value bf16", .post = D_DTYPE, .xs = M(X_VC),
@@ -2016,6 +2062,7 @@ int main(void) {
          SLOW ? " (sanitizer build: reduced case counts)" : "");
   test_regressions();
   test_samples();
+  test_mixed_kv_dtypes();
   test_errors();
   test_workspace_and_plans();
   test_duplicates();

@@ -174,7 +174,6 @@ int kvref_scatter(const llmk_tensor *key, const llmk_tensor *value,
   if (check_pair(key, key_cache, k_scale) != 0) return -2;
   if (value) {
     if (value->rank != 3 || value->shape[0] != T || value->shape[1] != H) return -2;
-    if (value->dtype != key->dtype) return -2;
     if (kvref_view_init(&vv, value_cache, layout, 1, H, value->shape[2]) != 0) return -2;
     if (vv.num_blocks != kv.num_blocks || vv.block_size != kv.block_size) return -2;
     if (check_pair(value, value_cache, v_scale) != 0) return -2;

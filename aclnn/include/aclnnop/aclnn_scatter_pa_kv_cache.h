@@ -7,17 +7,22 @@
  *
  * For each token t with s = slotMapping[t] >= 0 (negative: padding, skipped):
  * b = s / blockSize, o = s % blockSize; cache(b, o, h, d) = key[t, h, d] (value too).
- *   key [T, H, Dk] FLOAT16, BFLOAT16 or INT8 (Atlas A2); value [T, H, Dv] key's dtype,
- *     or NULL / 0-D with valueCacheRef NULL / 0-D (K only).
- *   slotMapping [T] INT32 or INT64, values < numBlocks * blockSize.
- *   cacheModeOptional NULL or "Norm": caches [numBlocks, blockSize, H, D] (ND);
- *     "NHSD": caches [numBlocks, H, blockSize, D] (ND);
+ *   key [T, H, Dk] FLOAT16, BFLOAT16 or INT8 (Atlas A2); value [T, H, Dv] key's dtype
+ *     (any of the three under "PA_NZ", an INT8 value only with an INT8 key), or NULL /
+ *     0-D with valueCacheRef NULL / 0-D (K only: "Norm" with scatterMode "None" or
+ *     "Nct"); each cache has its source's dtype.
+ *   slotMapping [T] INT32 or INT64, values < numBlocks * blockSize; numBlocks *
+ *     blockSize >= T in every mode.
+ *   cacheModeOptional NULL, "" or "Norm": caches [numBlocks, blockSize, H, D] (ND);
  *     "PA_NZ": caches [numBlocks, H*D/ld, blockSize, ld], ld = 32 bytes / element size
- *     (FRACTAL_NZ or ND format), blockSize < 65535.
- *   scatterModeOptional NULL or "None": key/value as their tensors give them;
+ *     (FRACTAL_NZ or ND format), blockSize < 65535; scatterModeOptional is not read.
+ *   scatterModeOptional (cacheMode "Norm") NULL, "" or "None": key/value as their
+ *     tensors give them;
  *     "Nct": key and value rows are read with token stride stridesOptional[0] / [1] and
  *     start offsetsOptional[0] / [1] elements after the tensor's view (both arrays of
- *     length 2, strides > 0, offsets >= 0); ignored in the other modes.
+ *     length 2, strides > 0, offsets >= 0); ignored in the other modes;
+ *     "NHSD": caches [numBlocks, H, blockSize, D] (ND); head sizes multiples of 32
+ *     bytes, H <= 4095, H * (Dk + Dv) * element size <= 195584;
  *     "Alibi", "Rope", "Omni" (compressed caches) are not supported, nor are
  *     compressLensOptional, compressSeqOffsetOptional, seqLensOptional.
  * Every tensor is an input (keyCacheRef and valueCacheRef are "Ref" tensors):
@@ -27,9 +32,12 @@
  *     without valueCacheRef (CANN's code; its doc says 161001).
  *   ACLNN_ERR_PARAM_NULLPTR (161001): workspaceSize or executor NULL; a tensor with
  *     elements and no data.
- *   ACLNN_ERR_INNER_TILING_ERROR (561002): key not 3-D, value neither 0-D nor 3-D.
- *   ACLNN_ERR_PARAM_INVALID (161002): dtypes, shapes, formats, unknown modes, Nct arrays,
- *     valueCacheRef without value, negative strides, a view outside its block.
+ *   ACLNN_ERR_PARAM_INVALID (161002): key neither 3-D nor 4-D, value neither 0-D, 3-D
+ *     nor 4-D; dtypes; shapes, formats, Nct arrays, valueCacheRef without value,
+ *     negative strides, a view outside its block.
+ *   ACLNN_ERR_INNER_TILING_ERROR (561002): a cacheMode or scatterMode not listed above;
+ *     a 4-D key or value; K only in "NHSD" or "PA_NZ"; numBlocks * blockSize < T; an
+ *     INT8 value beside another key dtype; NHSD's limits.
  *   ACLNN_ERR_INNER (561000): compressed scatter modes or tensors (not supported).
  * Phase 2: ACLNN_ERR_PARAM_INVALID for a slot >= numBlocks * blockSize (nothing is
  *   written), a small workspace or an unknown stream; ACLNN_ERR_INNER_NULLPTR for a

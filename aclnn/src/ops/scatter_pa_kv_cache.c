@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* aclnnScatterPaKvCache over llmk_scatter_pa_kv_cache: CANN's modes and limits for an
- * Atlas A2, then the native op. "Norm" is LLMK_KV_BLOCKS, "NHSD" the same with the cache
- * view permuted to [numBlocks, blockSize, H, D], "PA_NZ" LLMK_KV_NZ; scatter mode "Nct"
- * re-strides the key/value views; compressed modes are not supported. */
+/* aclnnScatterPaKvCache over llmk_scatter_pa_kv_cache: CANN's checks for an Atlas A2 in
+ * CANN's order (its op_api: NULLs, then ranks and dtypes, 161002; its tiling: modes,
+ * shapes and limits, 561002), then the native op.
+ *   cacheMode NULL, "" or "Norm": LLMK_KV_BLOCKS, caches [numBlocks, blockSize, H, D],
+ *     with scatterMode NULL, "" or "None"; "Nct" (the key/value views re-strided by
+ *     stridesOptional / offsetsOptional); "NHSD" (caches [numBlocks, H, blockSize, D]:
+ *     the same layout over a view with dims 1 and 2 swapped; key and value of one
+ *     dtype, head sizes of a multiple of 32 bytes, H <= 4095, one token's key and value
+ *     within the 195584 bytes of unified buffer); compressed modes are not supported.
+ *   cacheMode "PA_NZ": LLMK_KV_NZ; scatterMode is not read (CANN's tiling ignores it);
+ *     key and value may have different dtypes (an INT8 value only with an INT8 key).
+ * Any other cacheMode or scatterMode, K-only calls in NHSD or PA_NZ, 4-D keys or
+ * values (compressed caches) and numBlocks * blockSize < the number of tokens (every
+ * mode) are tiling errors, 561002. */
 #include <string.h>
 
 #include "acl_internal.h"
@@ -70,6 +80,26 @@ static aclnnStatus nct_view(const aclTensor *src, const aclIntArray *strides,
   return ACLNN_SUCCESS;
 }
 
+/* NULL, "" or `lit` */
+static bool is_or_empty(const char *s, const char *lit) {
+  return !s || !*s || strcmp(s, lit) == 0;
+}
+
+static bool dtype_ok(aclDataType dt) {
+  return dt == ACL_FLOAT16 || dt == ACL_BF16 || dt == ACL_INT8;
+}
+
+/* a * b, or INT64_MAX where that overflows (operands >= 0) */
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* The unified buffer of an Atlas A2 core less CANN's 1 KiB reserve: NHSD's limit on one
+ * token's key and value. */
+#define NHSD_UB_BYTES (196608 - 1024)
+#define NHSD_MAX_HEADS 4095
+
 aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     const aclTensor *key, aclTensor *keyCacheRef, const aclTensor *slotMapping,
     const aclTensor *value, aclTensor *valueCacheRef,
@@ -108,69 +138,93 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                      valueCacheRef ? "0-D" : "NULL");
   if (has_vc && !has_v)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "valueCacheRef is given without value");
-  /* 2. modes */
-  scatter_attrs a;
-  bool nhsd = false;
-  if (!cacheModeOptional || is(cacheModeOptional, "Norm")) {
-    a.layout = LLMK_KV_BLOCKS;
-  } else if (is(cacheModeOptional, "NHSD")) {
-    a.layout = LLMK_KV_BLOCKS;
-    nhsd = true;
-  } else if (is(cacheModeOptional, "PA_NZ")) {
-    a.layout = LLMK_KV_NZ;
-  } else {
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                     "cacheMode \"%s\" is not NULL, \"Norm\", \"NHSD\" or \"PA_NZ\"",
-                     cacheModeOptional);
-  }
-  bool nct = false;
-  if (is(scatterModeOptional, "Nct")) {
-    nct = true;
-  } else if (is(scatterModeOptional, "Alibi") || is(scatterModeOptional, "Rope") ||
-             is(scatterModeOptional, "Omni")) {
-    return acl__fail(
-        ACLNN_ERR_INNER, OP,
-        "scatterMode \"%s\" (compressed caches) is not supported by this layer",
-        scatterModeOptional);
-  } else if (scatterModeOptional && !is(scatterModeOptional, "None")) {
-    return acl__fail(
-        ACLNN_ERR_PARAM_INVALID, OP,
-        "scatterMode \"%s\" is not NULL, \"None\", \"Nct\", \"Alibi\", \"Rope\" "
-        "or \"Omni\"",
-        scatterModeOptional);
-  }
-  for (int i = CLENS; i < NT; i++)
-    if (in[i])
-      return acl__fail(ACLNN_ERR_INNER, OP,
-                       "%s (compressed caches) is not supported by this layer", NAMES[i]);
-  /* 3. dtypes: key FLOAT16, BFLOAT16 or INT8 on an Atlas A2; the rest follow */
-  aclDataType dt = key->dtype;
-  if (dt != ACL_FLOAT16 && dt != ACL_BF16 && dt != ACL_INT8)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                     "key dtype %d is not FLOAT16, BFLOAT16 or INT8 (Atlas A2)", (int)dt);
-  const int same_dt[] = {KC, VAL, VC};
-  for (int k = 0; k < 3; k++) {
-    const aclTensor *t = in[same_dt[k]];
-    if (t && t->dtype != dt)
+  /* 2. ranks, as CANN's op_api checks them (161002): key 3-D or 4-D, value 0-D, 3-D or
+   * 4-D (4-D is the compressed caches' form, refused by the tiling below) */
+  if (key->view_rank != 3 && key->view_rank != 4)
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "key has %llu dims, must have 3",
+                     (unsigned long long)key->view_rank);
+  if (value && value->view_rank != 0 && value->view_rank != 3 && value->view_rank != 4)
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "value has %llu dims, must have 0 or 3",
+                     (unsigned long long)value->view_rank);
+  /* 3. dtypes, as CANN's op_api checks them (161002): FLOAT16, BFLOAT16 or INT8 on an
+   * Atlas A2; each cache has its source's dtype; key and value share one unless the
+   * cache mode is "PA_NZ" */
+  bool pa_nz = is(cacheModeOptional, "PA_NZ");
+  const int src_dt[4] = {KEY, KC, VAL, VC};
+  for (int k = 0; k < 4; k++) {
+    const aclTensor *t = in[src_dt[k]];
+    if (t && !dtype_ok(t->dtype))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                       "%s dtype %d differs from key dtype %d", NAMES[same_dt[k]],
-                       (int)t->dtype, (int)dt);
+                       "%s dtype %d is not FLOAT16, BFLOAT16 or INT8 (Atlas A2)",
+                       NAMES[src_dt[k]], (int)t->dtype);
   }
   if (slotMapping->dtype != ACL_INT32 && slotMapping->dtype != ACL_INT64)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
                      "slotMapping dtype %d is not INT32 or INT64",
                      (int)slotMapping->dtype);
-  /* 4. ranks (561002 for key/value, as CANN) and formats */
+  if (keyCacheRef->dtype != key->dtype)
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "keyCacheRef dtype %d differs from key dtype %d",
+                     (int)keyCacheRef->dtype, (int)key->dtype);
+  if (value && valueCacheRef && valueCacheRef->dtype != value->dtype)
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "valueCacheRef dtype %d differs from value dtype %d",
+                     (int)valueCacheRef->dtype, (int)value->dtype);
+  if (value && !pa_nz && value->dtype != key->dtype)
+    return acl__fail(
+        ACLNN_ERR_PARAM_INVALID, OP,
+        "value dtype %d differs from key dtype %d (only \"PA_NZ\" allows it)",
+        (int)value->dtype, (int)key->dtype);
+  /* 4. modes, as CANN's tiling reads them (561002): under "PA_NZ" scatterMode is not
+   * read at all */
+  scatter_attrs a;
+  bool nct = false, nhsd = false;
+  if (pa_nz) {
+    a.layout = LLMK_KV_NZ;
+  } else if (is_or_empty(cacheModeOptional, "Norm")) {
+    a.layout = LLMK_KV_BLOCKS;
+    if (is(scatterModeOptional, "Nct")) {
+      nct = true;
+    } else if (is(scatterModeOptional, "NHSD")) {
+      nhsd = true;
+    } else if (is(scatterModeOptional, "Alibi") || is(scatterModeOptional, "Rope") ||
+               is(scatterModeOptional, "Omni")) {
+      return acl__fail(
+          ACLNN_ERR_INNER, OP,
+          "scatterMode \"%s\" (compressed caches) is not supported by this layer",
+          scatterModeOptional);
+    } else if (!is_or_empty(scatterModeOptional, "None")) {
+      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                       "scatterMode \"%s\" is not \"\", \"None\", \"Nct\", \"NHSD\", "
+                       "\"Alibi\", \"Rope\" or \"Omni\"",
+                       scatterModeOptional);
+    }
+  } else {
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "cacheMode \"%s\" is not \"\", \"Norm\" or \"PA_NZ\"",
+                     cacheModeOptional);
+  }
+  if (!has_v && (pa_nz || nhsd))
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "%s needs value and valueCacheRef (K only is \"Norm\" with "
+                     "scatterMode \"None\" or \"Nct\")",
+                     pa_nz ? "cacheMode \"PA_NZ\"" : "scatterMode \"NHSD\"");
+  for (int i = CLENS; i < NT; i++)
+    if (in[i])
+      return acl__fail(ACLNN_ERR_INNER, OP,
+                       "%s (compressed caches) is not supported by this layer", NAMES[i]);
+  if (has_v && value->dtype == ACL_INT8 && key->dtype != ACL_INT8)
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "an INT8 value needs an INT8 key (key dtype %d)", (int)key->dtype);
+  /* 5. ranks the tiling refuses (561002) and formats */
   if (key->view_rank != 3)
     return acl__fail(
         ACLNN_ERR_INNER_TILING_ERROR, OP,
-        "key has %llu dims, must have 3 (4-D keys are compressed caches, not on an "
-        "Atlas A2)",
-        (unsigned long long)key->view_rank);
-  if (value && value->view_rank != 0 && value->view_rank != 3)
+        "key has 4 dims: 4-D keys are compressed caches, not on an Atlas A2");
+  if (has_v && value->view_rank != 3)
     return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "value has %llu dims, must have 0 or 3",
-                     (unsigned long long)value->view_rank);
+                     "value has 4 dims: 4-D values are compressed caches, not on an "
+                     "Atlas A2");
   const aclTensor *caches[2] = {keyCacheRef, has_vc ? valueCacheRef : NULL};
   for (int k = 0; k < 2; k++) {
     const aclTensor *c = caches[k];
@@ -207,7 +261,40 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                      "value [%lld, %lld, ..] must agree with key [%lld, %lld, ..]",
                      (long long)value->view_dims[0], (long long)value->view_dims[1],
                      (long long)key->view_dims[0], (long long)key->view_dims[1]);
-  /* 5. the views the native op sees: Nct re-strides key/value, NHSD permutes caches */
+  /* 6. the tiling's limits (561002): NHSD's head sizes and head count; room for every
+   * token in every mode (blockSize is keyCacheRef's dim 1, or dim 2 in NHSD and PA_NZ);
+   * NHSD's unified buffer and 32-bit block offsets */
+  int64_t T = key->view_dims[0], H = key->view_dims[1], Dk = key->view_dims[2];
+  int64_t Dv = has_v ? value->view_dims[2] : 0;
+  int64_t nb = keyCacheRef->view_dims[0];
+  int64_t bs = keyCacheRef->view_dims[nhsd || pa_nz ? 2 : 1];
+  int64_t esz = (int64_t)llmk_dtype_size(acl__native_dtype(key->dtype));
+  if (nhsd && (sat_mul(Dk, esz) % 32 || sat_mul(Dv, esz) % 32))
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "NHSD: head sizes %lld (key) and %lld (value) must be multiples of "
+                     "32 bytes",
+                     (long long)Dk, (long long)Dv);
+  if (nhsd && H > NHSD_MAX_HEADS)
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "NHSD: %lld heads, at most %d",
+                     (long long)H, NHSD_MAX_HEADS);
+  if (sat_mul(nb, bs) < T)
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "numBlocks %lld * blockSize %lld is smaller than the %lld tokens",
+                     (long long)nb, (long long)bs, (long long)T);
+  if (nhsd) {
+    int64_t hk = sat_mul(H, Dk), hv = sat_mul(H, Dv);
+    int64_t row = hk > INT64_MAX - hv ? INT64_MAX : sat_mul(hk + hv, esz);
+    if (row > NHSD_UB_BYTES)
+      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                       "NHSD: one token's key and value take %lld bytes, more than the "
+                       "%d of the unified buffer",
+                       (long long)row, NHSD_UB_BYTES);
+    if (sat_mul(bs, Dk) > (int64_t)UINT32_MAX || sat_mul(bs, Dv) > (int64_t)UINT32_MAX)
+      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                       "NHSD: blockSize %lld * head size %lld exceeds UINT32_MAX",
+                       (long long)bs, (long long)(Dk > Dv ? Dk : Dv));
+  }
+  /* 7. the views the native op sees: Nct re-strides key/value, NHSD permutes caches */
   aclTensor kv[2], cv[2];
   const aclTensor *t[NT] = {
       key,  keyCacheRef, slotMapping, has_v ? value : NULL, has_vc ? valueCacheRef : NULL,

@@ -294,7 +294,10 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
     if (i == 1 && !has_v) break;
     LLMK__TRY(check_side_dtypes(op, gather, &sides[i], &p.side[i]));
   }
-  if (has_v) {
+  /* scatter: each side (source, cache, scale) follows its own dtype rule, so key and
+   * value may differ (CANN's PA_NZ: an i8 key beside an f16 value); gather's outputs
+   * share one dtype */
+  if (has_v && gather) {
     if (sides[1].tok->dtype != sides[0].tok->dtype)
       return llmk__error(LLMK_ERROR_INVALID_DTYPE, op,
                          "%s.dtype=%s must equal %s.dtype=%s", sides[1].tok_name,
