@@ -412,8 +412,9 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
                           units[i], k->scale_n > 1, runs, counts[i]);
     /* grouping pays where a token's row is split into pieces and consecutive slots
      * sit within one cache line of each other */
-    k->group = (k->nruns > 1 || (k->nruns == 1 && k->runs[0].cache_stride != 1)) &&
-               k->cache_so * (int64_t)k->cache_esz <= 64;
+    k->group =
+        (k->nruns > 1 || (k->nruns == 1 && k->runs[0].cache_stride != 1)) &&
+        k->cache_so <= 64 / (int64_t)k->cache_esz; /* (no product: so may be huge) */
     k->unit_copy = k->mode == LLMK__KV_COPY;
     for (int64_t r = 0; r < k->nruns; r++)
       if (k->runs[r].len > 1 &&
