@@ -2,8 +2,12 @@
 /* aclnnInplaceFusedCausalConv1d (+ V2) from C: results through aclnn equal the native
  * API's (llmk_fused_causal_conv1d) bit for bit on random inputs; the executor lifecycle
  * (single use, repeatable, re-pointed addresses); the error table with CANN's numeric
- * codes, checking that x and convStates are byte-identical after every rejection. */
+ * codes, checking that x and convStates are byte-identical after every rejection.
+ * aclnnFusedCausalConv1d (separate y): CANN's sample, golden values for both run
+ * modes, y equal to the in-place entry's x, its error table (nothing written, y
+ * included). */
 #include "aclnn_tspec.h"
+#include "aclnnop/aclnn_fused_causal_conv1d.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h"
 
@@ -809,6 +813,472 @@ static void test_conv_errors(aclrtStream s) {
   }
 }
 
+/* ================================================ aclnnFusedCausalConv1d (y) */
+enum { OX, OW, OCS, OQSL, OCI, OISM, OBIAS, ONACC, OY, ON };
+
+typedef struct out_case {
+  tspec t[ON];
+  int64_t act, pad, run, res;
+  int64_t iv[ON][MAXV];
+} out_case;
+
+/* CANN's sample layout: batch 4, sequences lens (cuSeqLen their sum), lines 0, 3, 1,
+ * 5 of 8, initialStateMode 1, 0, 2, 1; C rows of state; not built. */
+static out_case *out_sample(int64_t run, int64_t C, int64_t dim, aclDataType dt,
+                            const int64_t *lens) {
+  out_case *c = calloc(1, sizeof *c);
+  c->pad = -1, c->run = run;
+  for (int i = OQSL; i <= ONACC; i++)
+    if (i != OBIAS) c->t[i].ivals = c->iv[i];
+  int64_t T = 0, lines[4] = {0, 3, 1, 5}, ism[4] = {1, 0, 2, 1};
+  for (int b = 0; b < 4; b++) T += lens[b];
+  spec(&c->t[OX], dt, 2, T, dim, 0, 0);
+  spec(&c->t[OW], dt, 2, 3, dim, 0, 0);
+  spec(&c->t[OCS], dt, 3, 8, C, dim, 0);
+  spec(&c->t[OQSL], ACL_INT32, 1, 5, 0, 0, 0);
+  spec(&c->t[OCI], ACL_INT32, 1, 4, 0, 0, 0);
+  spec(&c->t[OISM], ACL_INT32, 1, 4, 0, 0, 0);
+  spec(&c->t[OBIAS], dt, 1, dim, 0, 0, 0);
+  spec(&c->t[ONACC], ACL_INT32, 1, 4, 0, 0, 0);
+  spec(&c->t[OY], dt, 2, T, dim, 0, 0);
+  c->iv[OQSL][0] = 0;
+  for (int b = 0; b < 4; b++) {
+    c->iv[OQSL][b + 1] = c->iv[OQSL][b] + lens[b];
+    c->iv[OCI][b] = lines[b];
+    c->iv[OISM][b] = ism[b];
+    c->iv[ONACC][b] = 0;
+  }
+  return c;
+}
+
+static const int64_t PREFILL_LENS[4] = {5, 3, 7, 4}, DECODE_LENS[4] = {5, 3, 6, 4};
+
+static void out_build(out_case *c) {
+  for (int i = 0; i < ON; i++) build(&c->t[i]);
+}
+
+static void out_free(out_case *c) {
+  for (int i = 0; i < ON; i++) unbuild(&c->t[i]);
+  free(c);
+}
+
+static aclnnStatus out_phase1(out_case *c, uint64_t *ws, aclOpExecutor **ex) {
+  aclTensor *t[ON];
+  for (int i = 0; i < ON; i++) t[i] = c->t[i].present ? c->t[i].t : NULL;
+  return aclnnFusedCausalConv1dGetWorkspaceSize(t[OX], t[OW], t[OCS], t[OQSL], t[OCI],
+                                                t[OISM], t[OBIAS], t[ONACC], c->act,
+                                                c->pad, c->run, c->res, t[OY], ws, ex);
+}
+
+static aclnnStatus out_call(out_case *c, aclrtStream s) {
+  uint64_t ws = 0;
+  aclOpExecutor *ex = NULL;
+  aclnnStatus st = out_phase1(c, &ws, &ex);
+  if (st) return st;
+  void *w = NULL;
+  if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+  st = aclnnFusedCausalConv1d(w, ws, ex, s);
+  if (w) aclrtFree(w);
+  return st;
+}
+
+static int out_unchanged(out_case *c) {
+  return dev_is(&c->t[OX], c->t[OX].host) && dev_is(&c->t[OCS], c->t[OCS].host) &&
+         dev_is(&c->t[OY], c->t[OY].host);
+}
+
+static void out_upload(tspec *t) {
+  aclrtMemcpy(t->dev, t->bytes, t->host, t->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+}
+
+/* CANN's example for aclnnFusedCausalConv1d: fp16, dim 128, x and weight all 1,
+ * convStates 0, runMode 0, residual 1. Token i of a sequence: the history rows are 0,
+ * so 1 + min(i, 2) taps see a 1, and the residual adds 1: y = 2, 3, 4, 4, ... (the
+ * sample prints row 0: ten 2s); x unchanged; each line gets the sequence's last two
+ * rows of x (1). */
+static void test_out_sample(aclrtStream s) {
+  out_case *c = out_sample(0, 2, 128, ACL_FLOAT16, PREFILL_LENS);
+  c->res = 1;
+  out_build(c);
+  tspec *x = &c->t[OX], *w = &c->t[OW], *cs = &c->t[OCS], *y = &c->t[OY];
+  for (size_t i = 0; i < x->bytes / 2; i++) ((uint16_t *)(void *)x->host)[i] = 0x3C00;
+  for (size_t i = 0; i < w->bytes / 2; i++) ((uint16_t *)(void *)w->host)[i] = 0x3C00;
+  memset(cs->host, 0, cs->bytes);
+  memset(y->host, 0, y->bytes);
+  out_upload(x);
+  out_upload(w);
+  out_upload(cs);
+  out_upload(y);
+  EQ(out_call(c, s), ACLNN_SUCCESS);
+  /* token i of a sequence: 1 + min(i, 2) taps see a 1, plus the residual: 2, 3, 4, 4.. */
+  const uint16_t val[3] = {0x4000, 0x4200, 0x4400};
+  for (int64_t t = 0, b = 0; t < 19; t++) {
+    while (t >= c->iv[OQSL][b + 1]) b++;
+    int64_t i = t - c->iv[OQSL][b];
+    for (int d = 0; d < 128; d++)
+      ((uint16_t *)(void *)y->host)[t * 128 + d] = val[i < 2 ? i : 2];
+  }
+  int64_t lines[4] = {0, 3, 1, 5};
+  for (int b = 0; b < 4; b++)
+    for (int64_t i = 0; i < 2 * 128; i++)
+      ((uint16_t *)(void *)cs->host)[lines[b] * 2 * 128 + i] = 0x3C00;
+  TU_CHECK(dev_is(x, x->host), "aclnnFusedCausalConv1d sample: x kept");
+  TU_CHECK(dev_is(y, y->host), "aclnnFusedCausalConv1d sample: y all 2");
+  TU_CHECK(dev_is(cs, cs->host), "aclnnFusedCausalConv1d sample: lines 1");
+  out_free(c);
+}
+
+/* The same call through aclnnInplaceFusedCausalConv1d (on copies: x in place,
+ * maxQueryLen the longest sequence, or 6 in runMode 1, as this entry passes on): its x
+ * and convStates must be this entry's y and convStates, byte for byte. */
+static void out_vs_inplace(out_case *c, aclrtStream s, const char *what) {
+  conv_case *k = conv_new();
+  int map[ON] = {X, W, CS, QSL, CI, ISM, BIAS, NACC, -1};
+  for (int i = 0; i < OY; i++) {
+    k->t[map[i]] = c->t[i];
+    k->t[map[i]].ivals = c->t[i].ivals ? k->iv[map[i]] : NULL;
+    k->t[map[i]].host = k->t[map[i]].ref = NULL; /* k's own blocks, built below */
+    k->t[map[i]].dev = NULL;
+    k->t[map[i]].t = NULL;
+    memcpy(k->iv[map[i]], c->iv[i], sizeof c->iv[i]);
+  }
+  if (c->run == 0) k->t[NACC].present = false;
+  conv_build(k);
+  for (int i = 0; i < OY; i++) {
+    tspec *t = &k->t[map[i]];
+    if (!t->present) continue;
+    memcpy(t->host, c->t[i].host, t->bytes);
+    out_upload(t);
+  }
+  int64_t mql = 1;
+  for (int b = 0; b + 1 < c->t[OQSL].dims[0]; b++)
+    if (c->iv[OQSL][b + 1] - c->iv[OQSL][b] > mql)
+      mql = c->iv[OQSL][b + 1] - c->iv[OQSL][b];
+  k->mql = c->t[OX].rank == 3 ? -1 : c->run == 1 ? 6 : (mql > 8 ? mql : 9);
+  k->pad = c->pad, k->res = c->res, k->act = c->act;
+  EQ(conv_call(k, s), ACLNN_SUCCESS);
+  void *kx = malloc(k->t[X].bytes), *kcs = malloc(k->t[CS].bytes);
+  aclrtMemcpy(kx, k->t[X].bytes, k->t[X].dev, k->t[X].bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+  aclrtMemcpy(kcs, k->t[CS].bytes, k->t[CS].dev, k->t[CS].bytes,
+              ACL_MEMCPY_DEVICE_TO_HOST);
+  TU_CHECK(dev_is(&c->t[OCS], kcs), "%s: convStates differ from the in-place entry's",
+           what);
+  /* y: the in-place x wherever a sequence ran (skipped ones keep y's bytes) */
+  tspec *y = &c->t[OY];
+  unsigned char *ey = malloc(y->bytes);
+  memcpy(ey, y->host, y->bytes);
+  int64_t dim = y->dims[y->rank - 1], batch = c->t[OX].rank == 3 ? y->dims[0] : 4;
+  for (int64_t b = 0; b < batch; b++) {
+    int64_t line = c->t[OCI].present ? c->iv[OCI][b] : b;
+    if (line == c->pad) continue;
+    int64_t t0 = y->rank == 3 ? 0 : c->iv[OQSL][b],
+            L = y->rank == 3 ? y->dims[1] : c->iv[OQSL][b + 1] - t0;
+    for (int64_t i = 0; i < L; i++) {
+      int64_t off =
+          y->rank == 3 ? b * y->strides[0] + i * y->strides[1] : (t0 + i) * y->strides[0];
+      memcpy(ey + off * 2, (unsigned char *)kx + off * 2, (size_t)dim * 2);
+    }
+  }
+  TU_CHECK(dev_is(y, ey), "%s: y differs from the in-place entry's x", what);
+  TU_CHECK(dev_is(&c->t[OX], c->t[OX].host), "%s: x written", what);
+  free(ey);
+  free(kx);
+  free(kcs);
+  conv_free(k);
+}
+
+/* Golden values (small integers, exact in every sum) for both run modes, 2-D and 3-D
+ * x, with numAcceptedTokens, residual and a skipped sequence; and the same call
+ * through the in-place entry. */
+static void test_out_values(aclrtStream s) {
+  for (int v = 0; v < 8; v++) {
+    int64_t run = v >= 2, C = run ? 7 : 2;
+    aclDataType dt = v % 2 ? ACL_BF16 : ACL_FLOAT16;
+    out_case *c =
+        out_sample(run, C, v == 3 ? 256 : 128, dt, run ? DECODE_LENS : PREFILL_LENS);
+    c->res = v % 3 == 0;
+    if (v >= 6) { /* 3-D x [4, 3, dim] (m = 2) */
+      spec(&c->t[OX], dt, 3, 4, 3, 128, 0);
+      spec(&c->t[OY], dt, 3, 4, 3, 128, v == 7 ? 16 : 0);
+      c->t[OQSL].present = v == 6; /* ignored with a 3-D x */
+    }
+    if (v == 4) c->iv[OCI][2] = c->pad = 7; /* sequence 2 skipped */
+    if (v == 5) c->t[OCI].present = false;  /* line b */
+    if (run && v != 4)
+      for (int b = 0; b < 4; b++) c->iv[ONACC][b] = b % 3;
+    if (v == 2) c->t[ONACC].present = false;
+    out_build(c);
+    /* small integers in x, weight, convStates; y filled with a pattern */
+    const int which[3] = {OX, OW, OCS};
+    for (int k = 0; k < 3; k++) {
+      tspec *t = &c->t[which[k]];
+      for (size_t i = 0; i < t->bytes / 2; i++)
+        hset(t, t->host, (int64_t)i, (float)((int64_t)(i * (k + 2) % 7) - 3));
+      out_upload(t);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "aclnnFusedCausalConv1d values %d", v);
+    /* golden through the in-place formula (conv_golden): x's expected block */
+    conv_case *g = conv_new();
+    int map[8] = {X, W, CS, QSL, CI, ISM, BIAS, NACC};
+    for (int i = 0; i < 8; i++) {
+      g->t[map[i]] = c->t[i];
+      memcpy(g->iv[map[i]], c->iv[i], sizeof c->iv[i]);
+    }
+    if (!run) g->t[NACC].present = false;
+    g->pad = c->pad, g->res = c->res;
+    unsigned char *ex = malloc(c->t[OX].bytes), *ecs = malloc(c->t[OCS].bytes);
+    memcpy(ex, c->t[OX].host, c->t[OX].bytes);
+    memcpy(ecs, c->t[OCS].host, c->t[OCS].bytes);
+    conv_golden(g, false, ex, ecs);
+    for (int i = 0; i < 8; i++) g->t[map[i]] = (tspec){0};
+    conv_free(g);
+    /* the golden's x values into y's layout, sequences that ran only */
+    tspec *x = &c->t[OX], *y = &c->t[OY];
+    unsigned char *ey = malloc(y->bytes);
+    memcpy(ey, y->host, y->bytes);
+    int64_t dim = x->dims[x->rank - 1], batch = 4;
+    for (int64_t b = 0; b < batch; b++) {
+      int64_t line = c->t[OCI].present ? c->iv[OCI][b] : b;
+      if (line == c->pad) continue;
+      int64_t t0 = x->rank == 3 ? 0 : c->iv[OQSL][b],
+              L = x->rank == 3 ? x->dims[1] : c->iv[OQSL][b + 1] - t0;
+      for (int64_t i = 0; i < L; i++)
+        for (int64_t d = 0; d < dim; d++) {
+          int64_t xo = x->rank == 3 ? b * x->strides[0] + i * x->strides[1] + d
+                                    : (t0 + i) * x->strides[0] + d;
+          int64_t yo = y->rank == 3 ? b * y->strides[0] + i * y->strides[1] + d
+                                    : (t0 + i) * y->strides[0] + d;
+          memcpy(ey + yo * 2, ex + xo * 2, 2);
+        }
+    }
+    EQ(out_call(c, s), ACLNN_SUCCESS);
+    TU_CHECK(dev_is(y, ey), "%s: y", what);
+    TU_CHECK(dev_is(&c->t[OCS], ecs), "%s: convStates", what);
+    TU_CHECK(dev_is(x, x->host), "%s: x written", what);
+    free(ey);
+    free(ex);
+    free(ecs);
+    /* the same inputs through the in-place entry */
+    if (y->strides[0] == x->strides[0] || y->rank == 2) out_vs_inplace(c, s, what);
+    out_free(c);
+  }
+}
+
+/* CANN's error table for aclnnFusedCausalConv1d (its doc: NULLs 161001, dtypes and
+ * shapes; its tiling: the limits of the two templates), re-expressed: one change to
+ * the sample per row; nothing written on refusal, y included. */
+static void test_out_errors(aclrtStream s) {
+  enum { NROWS = 40 };
+  for (int row = 0; row < NROWS; row++) {
+    bool dec = row >= 26 && row < 32;
+    out_case *c =
+        out_sample(dec, dec ? 7 : 2, 128, ACL_FLOAT16, dec ? DECODE_LENS : PREFILL_LENS);
+    aclnnStatus want = ACLNN_ERR_INNER_TILING_ERROR;
+    bool null_ws = false, null_ex = false;
+    int drop = -1;
+    switch (row) {
+      case 0:
+        drop = OX;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 1:
+        drop = OW;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 2:
+        drop = OCS;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 3:
+        drop = OY;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 4:
+        null_ws = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 5:
+        null_ex = true;
+        want = ACLNN_ERR_PARAM_NULLPTR;
+        break;
+      case 6:
+        for (int i = 0; i < ON; i++)
+          if (c->t[i].dt == ACL_FLOAT16) c->t[i].dt = ACL_FLOAT;
+        break;
+      case 7:
+        c->t[OW].dt = ACL_BF16;
+        break;
+      case 8:
+        c->t[OCS].dt = ACL_BF16;
+        break;
+      case 9:
+        c->t[OBIAS].dt = ACL_FLOAT;
+        break;
+      case 10:
+        c->t[OY].dt = ACL_BF16;
+        break;
+      case 11:
+        c->t[OQSL].dt = ACL_INT64;
+        break;
+      case 12:
+        c->t[OCI].dt = ACL_INT64;
+        break;
+      case 13:
+        c->t[OISM].dt = ACL_INT64;
+        break;
+      case 14:
+        c->t[ONACC].dt = ACL_INT64;
+        break;
+      case 15:
+        c->t[OY].fmt = ACL_FORMAT_FRACTAL_NZ;
+        break;
+      case 16:
+        c->act = 3;
+        break;
+      case 17:
+        c->run = 2;
+        break;
+      case 18:
+        c->res = 2;
+        break;
+      /* runMode 0 (prefill) */
+      case 19:
+        spec(&c->t[OX], ACL_FLOAT16, 3, 1, 19, 128, 0);
+        spec(&c->t[OY], ACL_FLOAT16, 3, 1, 19, 128, 0);
+        break;
+      case 20:
+        spec(&c->t[OCS], ACL_FLOAT16, 3, 8, 3, 128, 0);
+        break;
+      case 21:
+        drop = OCI;
+        break;
+      case 22:
+        drop = OQSL;
+        break;
+      case 23:
+        spec(&c->t[OY], ACL_FLOAT16, 2, 18, 128, 0, 0);
+        break;
+      case 24:
+        spec(&c->t[OY], ACL_FLOAT16, 3, 1, 19, 128, 0);
+        break;
+      case 25:
+        spec(&c->t[OW], ACL_FLOAT16, 2, 4, 128, 0, 0);
+        break;
+      /* runMode 1 (decode) */
+      case 26: /* 3-D x, m = 6 */
+        spec(&c->t[OX], ACL_FLOAT16, 3, 4, 7, 128, 0);
+        spec(&c->t[OY], ACL_FLOAT16, 3, 4, 7, 128, 0);
+        spec(&c->t[OCS], ACL_FLOAT16, 3, 8, 9, 128, 0);
+        break;
+      case 27: /* 3-D x, m = 3, C = 4 < m + 2 */
+        spec(&c->t[OX], ACL_FLOAT16, 3, 4, 4, 128, 0);
+        spec(&c->t[OY], ACL_FLOAT16, 3, 4, 4, 128, 0);
+        spec(&c->t[OCS], ACL_FLOAT16, 3, 8, 4, 128, 0);
+        break;
+      case 28: /* cuSeqLen 25 > batch * 6 */
+        spec(&c->t[OX], ACL_FLOAT16, 2, 25, 128, 0, 0);
+        spec(&c->t[OY], ACL_FLOAT16, 2, 25, 128, 0, 0);
+        break;
+      case 29:
+        spec(&c->t[ONACC], ACL_INT32, 1, 3, 0, 0, 0);
+        break;
+      case 30: /* a sequence of 7 tokens (cuSeqLen 18 <= 24): phase 2 */
+        c->iv[OQSL][1] = 7, c->iv[OQSL][2] = 8;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 31:
+        c->iv[OCI][1] = 8;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      /* shared limits */
+      case 32:
+        spec(&c->t[OX], ACL_FLOAT16, 2, 19, 64, 0, 0);
+        break; /* dim 64 */
+      case 33:
+        spec(&c->t[OX], ACL_FLOAT16, 2, 19, 200, 0, 0);
+        break;
+      case 34:
+        spec(&c->t[OQSL], ACL_INT32, 1, 258, 0, 0, 0);
+        break; /* batch 257 */
+      case 35:
+        spec(&c->t[OCI], ACL_INT32, 1, 3, 0, 0, 0);
+        break;
+      /* phase 2: queryStartLoc order, a duplicate line (nothing written) */
+      case 36:
+        c->iv[OQSL][2] = 4;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 37:
+        c->iv[OCI][1] = 0;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 38:
+        c->iv[OQSL][4] = 18;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 39:
+        spec(&c->t[OX], ACL_FLOAT16, 1, 19 * 128, 0, 0, 0);
+        break;
+    }
+    if (drop >= 0) c->t[drop].present = false;
+    out_build(c);
+    uint64_t ws = 7;
+    aclOpExecutor *ex = NULL;
+    aclnnStatus st = out_phase1(c, null_ws ? NULL : &ws, null_ex ? NULL : &ex);
+    if (st == ACLNN_SUCCESS) {
+      void *w = NULL;
+      if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+      st = aclnnFusedCausalConv1d(w, ws, ex, s);
+      if (w) aclrtFree(w);
+    } else if (!null_ws && !null_ex) {
+      TU_CHECK(ex == NULL && ws == 0, "out error row %d: outputs not cleared", row);
+    }
+    EQ(st, want);
+    if (st != want)
+      fprintf(stderr, "  out error row %d: %s\n", row, aclGetRecentErrMsg());
+    TU_CHECK(out_unchanged(c), "out error row %d wrote", row);
+    TU_CHECK(strlen(aclGetRecentErrMsg()) > 0, "out error row %d: no message", row);
+    out_free(c);
+  }
+  /* y sharing memory: x's own view is the in-place call; a view of x one token on, of
+   * convStates (20 lines: x's shape fits in its block) or of convStates from its
+   * second row: 161002, nothing written */
+  for (int k = 0; k < 4; k++) {
+    out_case *c = out_sample(0, 2, 128, ACL_FLOAT16, PREFILL_LENS);
+    if (k >= 2) spec(&c->t[OCS], ACL_FLOAT16, 3, 20, 2, 128, 0);
+    if (k == 1) spec(&c->t[OX], ACL_FLOAT16, 2, 19, 128, 0, 8); /* rows 136 apart */
+    out_build(c);
+    tspec *x = &c->t[OX];
+    /* k 1: x's rows shifted by 4 channels, inside x's block */
+    int64_t dims[2] = {19, 128}, str[2] = {k == 1 ? 136 : 128, 1},
+            sd[2] = {19, k == 1 ? 136 : 128};
+    int64_t off = k == 1 ? 4 : k == 3 ? 256 : 0;
+    aclTensor *alias = aclCreateTensor(dims, 2, ACL_FLOAT16, str, off, ACL_FORMAT_ND, sd,
+                                       2, k >= 2 ? c->t[OCS].dev : x->dev);
+    aclTensor *keep = c->t[OY].t;
+    c->t[OY].t = alias;
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    aclnnStatus st = out_phase1(c, &ws, &ex);
+    if (k == 0) {
+      EQ(st, ACLNN_SUCCESS);
+      void *w = NULL;
+      if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+      EQ(aclnnFusedCausalConv1d(w, ws, ex, s), ACLNN_SUCCESS);
+      if (w) aclrtFree(w);
+      TU_CHECK(!dev_is(x, x->host), "y = x: x not written in place");
+    } else {
+      EQ(st, ACLNN_ERR_PARAM_INVALID);
+      TU_CHECK(dev_is(x, x->host) && dev_is(&c->t[OCS], c->t[OCS].host),
+               "y overlap %d wrote", k);
+    }
+    c->t[OY].t = keep;
+    aclDestroyTensor(alias);
+    out_free(c);
+  }
+}
+
 int main(void) {
   acl_test t;
   acl_test_begin(&t, 20260510, 2);
@@ -817,5 +1287,8 @@ int main(void) {
   test_conv_lifecycle(t.stream, t.ctx);
   test_conv_apc_switch(t.stream);
   test_conv_errors(t.stream);
+  test_out_sample(t.stream);
+  test_out_values(t.stream);
+  test_out_errors(t.stream);
   return acl_test_end(&t, "test_aclnn_fused_causal_conv1d");
 }

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# CANN's aclnnInplaceFusedCausalConv1d sample program, built the way CANN's docs build
-# it, against an install of this build used as ASCEND_HOME_PATH; its output is compared
-# with the results that shared/spec/causal_conv1d.md describes (computed here, not by
-# the layer).
+# CANN's aclnnInplaceFusedCausalConv1d and aclnnFusedCausalConv1d sample programs,
+# built the way CANN's docs build them, against an install of this build used as
+# ASCEND_HOME_PATH; their output is compared with the results that
+# shared/spec/causal_conv1d.md describes (computed here, not by the layer).
 #   test_samples_fused_causal_conv1d.sh BUILD_DIR SAMPLES_DIR [EXTRA_CXXFLAGS]
 set -euo pipefail
 # shellcheck source=samples_common.sh
 . "$(dirname "$0")/samples_common.sh"
 need include/aclnnop/aclnn_inplace_fused_causal_conv1d.h \
-     include/aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h
+     include/aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h \
+     include/aclnnop/aclnn_fused_causal_conv1d.h
 
 conv_expected() { # x-value conv-states-value
   echo "=== x output (inplace, first 10 elements) ==="
@@ -41,7 +42,21 @@ $EMU "$tmp/conv_old" > "$tmp/conv_old.out"
 conv_expected 0.000000 1.000000 > "$tmp/conv_old.expected"
 check causal_conv1d_c2 "$tmp/conv_old.expected" "$tmp/conv_old.out"
 
+# --- aclnnFusedCausalConv1d (separate y), prefill, x and weight all 1, zero history,
+# residual 1: row 0 of y is token 0 of sequence 0, one tap sees a 1, plus the residual:
+# 2 (printed the way std::cout prints a float). Both of CANN's build lines.
+{
+  echo "First 10 output values:"
+  for i in 0 1 2 3 4 5 6 7 8 9; do echo "index: $i: 2"; done
+  echo "Test completed successfully!"
+} > "$tmp/fcc.expected"
+for l in 1 2; do
+  "line$l" "$samples/fused_causal_conv1d.cpp" "$tmp/fcc$l"
+  $EMU "$tmp/fcc$l" > "$tmp/fcc$l.out"
+  check "fused_causal_conv1d (build line $l)" "$tmp/fcc.expected" "$tmp/fcc$l.out"
+done
+
 # --- the headers compile as C too.
 headers_as_c aclnnop/aclnn_inplace_fused_causal_conv1d.h \
-  aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h
+  aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h aclnnop/aclnn_fused_causal_conv1d.h
 finish test_samples_fused_causal_conv1d

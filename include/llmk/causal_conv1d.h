@@ -27,7 +27,7 @@
  *      y = y / (1 + exp(-y)) if activation is LLMK_ACTIVATION_SILU.
  *   7. conv_mode 1: y[0:r] = 0 with r = min(max(K-1-nct, 0), L).
  *   8. residual_connection 1: y = x_b + y (f32 add).
- *   9. x_b = y, rounded once to x's dtype.
+ *   9. x_b = y (out entry: y_b = y), rounded once to x's dtype.
  * Every read of x and of a cache line sees the values from before the call.
  *
  * Tensors (dtype "X" is x's dtype):
@@ -89,6 +89,29 @@ LLMK_API llmk_status llmk_fused_causal_conv1d_get_workspace_size(
     const llmk_tensor *bias /* optional */, int64_t pad_slot_id, int64_t max_query_len,
     int64_t residual_connection, int64_t block_size, int64_t conv_mode,
     llmk_activation activation, size_t *workspace_size, llmk_plan **plan);
+
+/* The same op with its output in y: step 9 writes y_b (x's dtype) instead of x_b, and x
+ * is only read. y: x's dtype, rank and shape, last stride 1, other strides any; it must
+ * not overlap any other tensor of the call (LLMK_ERROR_OVERLAP, phase 1, nothing
+ * written), except that y may be x's own view (same data, shape and strides): then the
+ * call is the in-place one. y NULL: in place. Results are the in-place call's bytes.
+ * Phase 1 statuses as above, plus for y: LLMK_ERROR_INVALID_DTYPE (dtype not x's),
+ * LLMK_ERROR_INVALID_SHAPE (rank, shape or last stride), LLMK_ERROR_NULL_POINTER (data
+ * NULL with elements), LLMK_ERROR_OVERLAP. A skipped sequence (R == pad_slot_id)
+ * writes nothing, its rows of y included. Run with llmk_fused_causal_conv1d. */
+LLMK_API llmk_status llmk_fused_causal_conv1d_out_get_workspace_size(
+    const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
+    const llmk_tensor *query_start_loc /* optional */,
+    const llmk_tensor *cache_indices /* optional */,
+    const llmk_tensor *num_accepted_tokens /* optional */,
+    const llmk_tensor *num_computed_tokens /* optional */,
+    const llmk_tensor *block_idx_first_scheduled_token /* optional */,
+    const llmk_tensor *block_idx_last_scheduled_token /* optional */,
+    const llmk_tensor *initial_state_idx /* optional */,
+    const llmk_tensor *bias /* optional */, int64_t pad_slot_id, int64_t max_query_len,
+    int64_t residual_connection, int64_t block_size, int64_t conv_mode,
+    llmk_activation activation, const llmk_tensor *y /* optional: NULL = in place */,
+    size_t *workspace_size, llmk_plan **plan);
 
 LLMK_API llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
                                               llmk_plan *plan, llmk_context *ctx);

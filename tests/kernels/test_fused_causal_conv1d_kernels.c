@@ -79,6 +79,50 @@ static void fill_x(void *p, llmk_dtype dt, size_t count, int special) {
   }
 }
 
+/* The same call with a separate output of its own stride (rows further apart, another
+ * alignment): the output rows must hold the in-place run's bytes (xin, in place from
+ * x0) exactly, x must keep x0's bytes, and nothing around the output rows is written. */
+static void check_separate(const llmk__conv1d_kernels *k, const conv_case *c,
+                           const llmk__conv1d_seq *q0, const unsigned char *x0,
+                           const unsigned char *xin, ptrdiff_t xstride) {
+  const size_t esz = llmk_dtype_size(c->dt), n = c->n;
+  const size_t xbytes = c->xoff * esz + (size_t)c->L * (size_t)xstride + 64;
+  const ptrdiff_t ystride = (ptrdiff_t)((n + c->xgap + 3) * esz);
+  const size_t yoff = (c->xoff + 1) * esz;
+  const size_t ybytes = yoff + (size_t)c->L * (size_t)ystride + 64;
+  tu_buf xs = tu_buf_alloc(xbytes), ys = tu_buf_alloc(ybytes),
+         wbuf = tu_buf_alloc((size_t)(c->K - 1) * n * 4);
+  memcpy(xs.data, x0, xbytes);
+  memset(ys.data, 0x5a, ybytes);
+  memset(wbuf.data, 0xff, (size_t)(c->K - 1) * n * 4);
+  llmk__conv1d_seq q = *q0;
+  q.x = (const char *)xs.data + c->xoff * esz;
+  q.y = (char *)ys.data + yoff;
+  q.ystride = ystride;
+  q.wbuf = wbuf.data;
+  k->seq(&q);
+  const unsigned char *y = ys.data;
+  bool same = true, around = true;
+  for (int64_t i = 0; i < c->L && same; i++)
+    same = !memcmp(y + yoff + (size_t)i * (size_t)ystride,
+                   xin + c->xoff * esz + (size_t)i * (size_t)xstride, n * esz);
+  for (size_t i = 0; i < ybytes && around; i++) {
+    bool inside = i >= yoff && (i - yoff) / (size_t)ystride < (size_t)c->L &&
+                  (i - yoff) % (size_t)ystride < n * esz;
+    around = inside || y[i] == 0x5a;
+  }
+  TU_CHECK(same && around && !memcmp(xs.data, x0, xbytes) && tu_buf_check(&xs) &&
+               tu_buf_check(&ys) && tu_buf_check(&wbuf),
+           "%s seq %s K=%d L=%" PRId64 " n=%zu separate output: %s",
+           llmk_isa_name(k->isa), llmk_dtype_name(c->dt), c->K, c->L, n,
+           !same     ? "rows differ from the in-place run"
+           : !around ? "written outside the output rows"
+                     : "x or a guard written");
+  tu_buf_free(&xs);
+  tu_buf_free(&ys);
+  tu_buf_free(&wbuf);
+}
+
 static void run_case(const llmk__conv1d_kernels *k, const conv_case *c) {
   const size_t esz = llmk_dtype_size(c->dt), n = c->n;
   const int K = c->K;
@@ -109,6 +153,8 @@ static void run_case(const llmk__conv1d_kernels *k, const conv_case *c) {
   memcpy(wcopy, wf, wcount * 4);
   llmk__conv1d_seq q = {.x = (char *)xa.data + c->xoff * esz,
                         .xstride = xstride,
+                        .y = (char *)xa.data + c->xoff * esz,
+                        .ystride = xstride,
                         .L = c->L,
                         .hist = hist.data,
                         .hstride = hstride,
@@ -122,9 +168,10 @@ static void run_case(const llmk__conv1d_kernels *k, const conv_case *c) {
                         .n = n,
                         .wbuf = wa.data};
   S->seq(&q);
-  q.x = (char *)xb.data + c->xoff * esz;
+  q.x = q.y = (char *)xb.data + c->xoff * esz;
   q.wbuf = wb.data;
   k->seq(&q);
+  check_separate(k, c, &q, x0.data, xb.data, xstride);
   const unsigned char *a = xa.data, *b = xb.data, *o = x0.data;
   /* the first byte that differs other than within two NaNs of x's dtype */
   size_t first = xbytes, first_nan = xbytes;

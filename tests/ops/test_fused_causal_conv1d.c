@@ -2231,6 +2231,308 @@ static void test_reg_apc_block_overflow(void) {
   th_tensor_free(&cs);
 }
 
+/* ------------------------------------------------ separate output (y) */
+
+static llmk_status call_out(const call_args *a, const llmk_tensor *y, size_t *ws,
+                            llmk_plan **plan) {
+  return llmk_fused_causal_conv1d_out_get_workspace_size(
+      a->p[B_X], a->p[B_W], a->p[B_CS], a->p[B_IX0 + IX_QSL], a->p[B_IX0 + IX_CI],
+      a->p[B_IX0 + IX_NACC], a->p[B_IX0 + IX_NCT], a->p[B_IX0 + IX_FIRST],
+      a->p[B_IX0 + IX_LAST], a->p[B_IX0 + IX_INIT], a->p[B_BIAS], a->pad, a->mql,
+      a->residual, a->block_size, a->conv_mode, a->act, y, ws, plan);
+}
+
+/* y: x's dtype and shape in a buffer of its own, rows gap elements apart (3-D: and
+ * sequences bgap further), every byte 0x5a. */
+static void y_build(tu_buf *b, llmk_tensor *y, const cc_case *c, int64_t gap,
+                    int64_t bgap) {
+  tdesc d;
+  case_desc(c, B_X, &d);
+  int64_t row = c->dim + gap;
+  if (c->x3d) {
+    d.strides[1] = row;
+    d.strides[0] = c->S * row + bgap;
+  } else {
+    d.strides[0] = row;
+  }
+  *b = tu_buf_alloc(th_span_bytes(d.dt, d.rank, d.shape, d.strides));
+  memset(b->data, 0x5a, b->size);
+  memset(y, 0, sizeof *y);
+  y->dtype = d.dt;
+  y->rank = d.rank;
+  for (int i = 0; i < d.rank; i++) {
+    y->shape[i] = d.shape[i];
+    y->strides[i] = d.strides[i];
+  }
+  y->data = b->data;
+}
+
+/* One case run in place (A) and into a separate y (B): B's x and every other input
+ * keep their bytes, its conv_states get A's, y's elements A's x elements, and y's
+ * gaps and guards stay 0x5a; a call A refuses is refused alike, nothing written. */
+static long g_sep_cases, g_sep_err;
+
+static void sep_case(const cc_case *c, uint64_t seed, const char *label,
+                     llmk_context *ctx, int64_t gap, int64_t bgap) {
+  tset P, A, B;
+  tset_build(&P, c, seed);
+  tset_copy(&A, &P);
+  tset_copy(&B, &P);
+  call_args ca, cb;
+  call_default(&ca, &A, c);
+  call_default(&cb, &B, c);
+  size_t wa = 0, wb = 0;
+  llmk_plan *pa = NULL, *pb = NULL;
+  llmk_status sa = call_p1(&ca, &wa, &pa), sb;
+  TU_CHECK(sa == LLMK_SUCCESS, "%s: in-place phase 1 %d (%s)", label, (int)sa,
+           llmk_last_error());
+  sa = run_plan(pa, wa, ctx);
+  tu_buf yb;
+  llmk_tensor y;
+  y_build(&yb, &y, c, gap, bgap);
+  tu_buf yexp;
+  th_buf_clone(&yexp, &yb);
+  sb = call_out(&cb, &y, &wb, &pb);
+  TU_CHECK(sb == LLMK_SUCCESS && wb == wa, "%s: y phase 1 %d (%s), workspace %zu vs %zu",
+           label, (int)sb, llmk_last_error(), wb, wa);
+  TU_CHECK(th_buf_same(&yb, &yexp) && tset_same(&B, &P, c, label),
+           "%s: phase 1 with y wrote data", label);
+  sb = run_plan(pb, wb, ctx);
+  TU_CHECK(sb == sa, "%s: status with y %d, in place %d", label, (int)sb, (int)sa);
+  g_sep_cases++;
+  if (sa == LLMK_SUCCESS) {
+    /* a skipped sequence (cache line pad_slot_id) writes nothing, y included */
+    tset R;
+    tset_copy(&R, &P);
+    ref_out ro;
+    ref_run(c, &R, &ro);
+    tdesc xd;
+    case_desc(c, B_X, &xd);
+    size_t es = th_dtype_size(c->xdt);
+    int64_t n = th_numel(xd.rank, xd.shape), b = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t tok = i / c->dim;
+      if (c->x3d)
+        b = tok / c->S;
+      else
+        while (b + 1 < c->batch && tok >= c->iv[IX_QSL][b + 1]) b++;
+      if (ro.skipped && ro.skipped[b]) continue;
+      ref_store_bits(
+          yexp.data, th_row_major_offset(y.rank, y.shape, y.strides, i), es,
+          ref_load_bits(A.buf[B_X].data,
+                        th_row_major_offset(xd.rank, xd.shape, xd.strides, i), es));
+    }
+    ref_free(&ro);
+    tset_free(&R);
+    /* B: x untouched, conv_states as in place */
+    tset E;
+    tset_copy(&E, &P);
+    tu_buf_free(&E.buf[B_CS]);
+    th_buf_clone(&E.buf[B_CS], &A.buf[B_CS]);
+    tset_same(&B, &E, c, label);
+    tset_free(&E);
+  } else {
+    g_sep_err++;
+    tset_same(&B, &P, c, label);
+  }
+  TU_CHECK(tu_buf_check(&yb) && th_buf_same(&yb, &yexp),
+           "%s: y's elements differ from the in-place x, or its gaps were written",
+           label);
+  llmk_plan_destroy(pa);
+  llmk_plan_destroy(pb);
+  tu_buf_free(&yb);
+  tu_buf_free(&yexp);
+  tset_free(&P);
+  tset_free(&A);
+  tset_free(&B);
+}
+
+static void test_separate_output(void) {
+  static const llmk_dtype dts[3] = {LLMK_F32, LLMK_F16, LLMK_BF16};
+  uint64_t seed = 70000;
+  for (int sc = 0; sc < SC_COUNT; sc++)
+    for (int di = 0; di < 3; di++)
+      for (int rep = 0; rep < 4; rep++, seed++) {
+        gen_opts o = opts(sc);
+        o.xdt = dts[di];
+        cc_case c;
+        char desc[400], label[512];
+        gen_case(&c, &o, desc, sizeof desc);
+        snprintf(label, sizeof label, "separate y %s #%" PRIu64 ": %s", sc_name[sc], seed,
+                 desc);
+        sep_case(&c, seed, label, rep % 2 ? g_sw.ctx[2] : NULL, rep % 3 == 1 ? 3 : 0,
+                 rep % 2 ? 5 : 0);
+        case_free(&c);
+      }
+  printf("separate y: %ld cases (%ld refused at phase 2 like in place)\n", g_sep_cases,
+         g_sep_err);
+}
+
+/* y refused at phase 1: status, and nothing written anywhere. */
+static void y_refused(const cc_case *c, const tset *P, const llmk_tensor *y,
+                      const tu_buf *yb, llmk_status want, const char *what) {
+  tset S;
+  tset_copy(&S, P);
+  tu_buf ycopy;
+  int own = yb != NULL;
+  if (own) th_buf_clone(&ycopy, yb);
+  llmk_tensor yy = *y;
+  /* a y into one of the set's buffers is moved into S's copy of that buffer */
+  for (int k = 0; k < NB; k++)
+    if (P->built[k] && (const char *)y->data >= (const char *)P->buf[k].data &&
+        (const char *)y->data < (const char *)P->buf[k].data + P->buf[k].size)
+      yy.data =
+          (char *)S.buf[k].data + ((const char *)y->data - (const char *)P->buf[k].data);
+  if (own)
+    yy.data = (char *)ycopy.data + ((const char *)y->data - (const char *)yb->data);
+  call_args a;
+  call_default(&a, &S, c);
+  size_t ws = 7;
+  llmk_plan *plan = (llmk_plan *)&ws;
+  llmk_status st = call_out(&a, &yy, &ws, &plan);
+  char label[160];
+  snprintf(label, sizeof label, "y %s", what);
+  TU_CHECK(st == want && plan == NULL, "%s: status %d, expected %d (%s)", label, (int)st,
+           (int)want, llmk_last_error());
+  TU_CHECK(strstr(llmk_last_error(), "fused_causal_conv1d") != NULL,
+           "%s: message '%s' should name the op", label, llmk_last_error());
+  tset_same(&S, P, c, label);
+  if (own) {
+    TU_CHECK(th_buf_same(&ycopy, yb), "%s: y written", label);
+    tu_buf_free(&ycopy);
+  }
+  tset_free(&S);
+}
+
+static void test_y_errors(void) {
+  for (int x3 = 0; x3 < 2; x3++) {
+    gen_opts o = opts(x3 ? SC_DEC_FIX : SC_PREFILL);
+    o.xdt = LLMK_F16;
+    o.defect = 0;
+    o.strided = 0;
+    o.bias = 1;
+    o.batch = 3;
+    o.m = 2;
+    o.dim = 24;
+    cc_case c;
+    char desc[400];
+    gen_case(&c, &o, desc, sizeof desc);
+    tset P;
+    tset_build(&P, &c, 90 + (uint64_t)x3);
+    const llmk_tensor *x = &P.t[B_X];
+    tu_buf yb;
+    llmk_tensor y;
+    y_build(&yb, &y, &c, 2, 1);
+    /* y's own view of x: the in-place call */
+    {
+      tset A, B;
+      tset_copy(&A, &P);
+      tset_copy(&B, &P);
+      call_args ca, cb;
+      call_default(&ca, &A, &c);
+      call_default(&cb, &B, &c);
+      size_t wa, wb;
+      llmk_plan *pa = NULL, *pb = NULL;
+      llmk_tensor same = B.t[B_X];
+      TU_CHECK(call_p1(&ca, &wa, &pa) == LLMK_SUCCESS &&
+                   call_out(&cb, &same, &wb, &pb) == LLMK_SUCCESS,
+               "y == x: phase 1 (%s)", llmk_last_error());
+      TU_CHECK(run_plan(pa, wa, NULL) == LLMK_SUCCESS &&
+                   run_plan(pb, wb, NULL) == LLMK_SUCCESS,
+               "y == x: run (%s)", llmk_last_error());
+      tset_same(&B, &A, &c, "y == x (in place)");
+      llmk_plan_destroy(pa);
+      llmk_plan_destroy(pb);
+      tset_free(&A);
+      tset_free(&B);
+    }
+    size_t es = th_dtype_size(c.xdt);
+    int r = x->rank;
+    llmk_tensor t;
+    /* overlaps: x shifted by one channel and by one row, conv_states, weight, bias,
+     * query_start_loc / cache_indices, itself */
+    t = *x;
+    t.data = (char *)x->data + es;
+    y_refused(&c, &P, &t, NULL, LLMK_ERROR_OVERLAP, "= x one channel on");
+    t = *x;
+    t.data = (char *)x->data + (size_t)x->strides[r - 2] * es;
+    y_refused(&c, &P, &t, NULL, LLMK_ERROR_OVERLAP, "= x one token on");
+    const int over[] = {B_CS, B_W, B_BIAS, B_IX0 + IX_CI,
+                        x3 ? B_IX0 + IX_NACC : B_IX0 + IX_QSL};
+    for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+      if (!P.built[over[i]]) continue;
+      t = y;
+      t.data = P.buf[over[i]].data;
+      char what[80];
+      snprintf(what, sizeof what, "over %s", buf_name[over[i]]);
+      y_refused(&c, &P, &t, NULL, LLMK_ERROR_OVERLAP, what);
+    }
+    t = y;
+    t.strides[r - 2] = 0;
+    y_refused(&c, &P, &t, &yb, LLMK_ERROR_OVERLAP, "with token stride 0 (itself)");
+    /* dtype, rank, shape, last stride, data */
+    t = y;
+    t.dtype = LLMK_BF16;
+    y_refused(&c, &P, &t, &yb, LLMK_ERROR_INVALID_DTYPE, "dtype bf16 beside f16 x");
+    t = y;
+    t.dtype = LLMK_I32;
+    y_refused(&c, &P, &t, &yb, LLMK_ERROR_INVALID_DTYPE, "dtype i32");
+    t = y;
+    t.rank = x3 ? 2 : 3;
+    if (!x3) {
+      t.shape[2] = t.shape[1];
+      t.shape[1] = t.shape[0];
+      t.shape[0] = 1;
+      t.strides[2] = 1;
+      t.strides[1] = y.strides[0];
+      t.strides[0] = y.strides[0] * y.shape[0];
+    } else {
+      t.shape[0] = y.shape[0] * y.shape[1];
+      t.shape[1] = y.shape[2];
+      t.strides[0] = y.strides[1];
+      t.strides[1] = 1;
+    }
+    y_refused(&c, &P, &t, &yb, LLMK_ERROR_INVALID_SHAPE, "of another rank");
+    for (int d = 0; d < r; d++) {
+      t = y;
+      t.shape[d] -= 1;
+      char what[80];
+      snprintf(what, sizeof what, "shape[%d] one short", d);
+      y_refused(&c, &P, &t, &yb, LLMK_ERROR_INVALID_SHAPE, what);
+    }
+    t = y;
+    t.strides[r - 1] = 2;
+    y_refused(&c, &P, &t, &yb, LLMK_ERROR_INVALID_SHAPE, "last stride 2");
+    t = y;
+    t.data = NULL;
+    y_refused(&c, &P, &t, NULL, LLMK_ERROR_NULL_POINTER, "data NULL");
+    /* y NULL: in place (the old entry's bytes) */
+    {
+      tset A, B;
+      tset_copy(&A, &P);
+      tset_copy(&B, &P);
+      call_args ca, cb;
+      call_default(&ca, &A, &c);
+      call_default(&cb, &B, &c);
+      size_t wa, wb;
+      llmk_plan *pa = NULL, *pb = NULL;
+      TU_CHECK(call_p1(&ca, &wa, &pa) == LLMK_SUCCESS &&
+                   call_out(&cb, NULL, &wb, &pb) == LLMK_SUCCESS &&
+                   run_plan(pa, wa, NULL) == LLMK_SUCCESS &&
+                   run_plan(pb, wb, NULL) == LLMK_SUCCESS,
+               "y NULL: %s", llmk_last_error());
+      tset_same(&B, &A, &c, "y NULL (in place)");
+      llmk_plan_destroy(pa);
+      llmk_plan_destroy(pb);
+      tset_free(&A);
+      tset_free(&B);
+    }
+    tu_buf_free(&yb);
+    tset_free(&P);
+    case_free(&c);
+  }
+}
+
 static void test_regressions(void) {
   double t0 = tu_now();
   test_reg_3d_no_tokens();
@@ -2256,6 +2558,8 @@ int main(void) {
   double t2 = tu_now();
   test_lifecycle();
   test_random();
+  test_separate_output();
+  test_y_errors();
   double t3 = tu_now();
   printf(
       "silu: %ld elements checked, %ld within tolerance but not bit-equal; max deviation "

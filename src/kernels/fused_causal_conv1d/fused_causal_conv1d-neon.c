@@ -43,11 +43,13 @@ INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1,
         i0 == 0 ? llmk__neon_load_f32(a->hist + r * a->hstride + (c + 4 * g) * esz, dt)
                 : vld1q_f32(a->wbuf + (size_t)r * a->n + c + 4 * g);
   }
-  char *const x0 = a->x + c * esz;
-  const ptrdiff_t xs = a->xstride;
+  const char *const x0 = a->x + c * esz;
+  char *const y0 = a->y + c * esz;
+  const ptrdiff_t xs = a->xstride, ys = a->ystride;
   const int64_t reset = a->reset;
   for (int64_t i = i0; i < i1; i++) {
-    char *row = x0 + i * xs;
+    const char *row = x0 + i * xs;
+    char *out = y0 + i * ys;
     float32x4_t y[4], xv[4];
     _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
       float32x4_t xi = llmk__neon_load_f32(row + 4 * g * esz, dt);
@@ -68,10 +70,10 @@ INLINE void group(const llmk__conv1d_seq *a, size_t c, int64_t i0, int64_t i1,
     }
     if (dt == LLMK_BF16 && G % 2 == 0) {
       _Pragma("GCC unroll 4") for (int g = 0; g < G; g += 2)
-          store_bf16x2(row + 4 * g * esz, y[g], y[g + 1]);
+          store_bf16x2(out + 4 * g * esz, y[g], y[g + 1]);
     } else {
       _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
-          llmk__neon_store_f32(row + 4 * g * esz, dt, canon_nan(y[g]));
+          llmk__neon_store_f32(out + 4 * g * esz, dt, canon_nan(y[g]));
     }
   }
   if (i1 < a->L)

@@ -15,8 +15,11 @@
 #define LLMK__CONV_RESID 2u /* y = x + y */
 
 typedef struct llmk__conv1d_seq {
-  char *x; /* token 0, channel 0 of the block; rows are read, then overwritten */
+  const char *x;     /* token 0, channel 0 of the block: the inputs */
   ptrdiff_t xstride; /* bytes from one token to the next */
+  char *y; /* the outputs: x itself (in place: a row is read, then overwritten) or rows
+            * that overlap no x row */
+  ptrdiff_t ystride; /* bytes from one output token to the next */
   int64_t L;         /* tokens */
   const char *hist;  /* the K-1 rows before the chunk (xp[0..K-2]), x's dtype */
   ptrdiff_t hstride; /* bytes between history rows */
@@ -57,7 +60,8 @@ static inline void llmk__conv1d_cols(const llmk__conv1d_seq *a, size_t c0, size_
         h[r][j] = i0 == 0 ? llmk__load_f32(a->hist + r * a->hstride + (g + j) * esz, dt)
                           : a->wbuf[(size_t)r * a->n + g + j];
     for (int64_t i = i0; i < i1; i++) {
-      char *row = a->x + i * a->xstride;
+      const char *row = a->x + i * a->xstride;
+      char *out = a->y + i * a->ystride;
       for (size_t j = 0; j < m; j++) {
         size_t c = g + j;
         float xi = llmk__load_f32(row + c * esz, dt);
@@ -69,7 +73,7 @@ static inline void llmk__conv1d_cols(const llmk__conv1d_seq *a, size_t c0, size_
         if (i < a->reset) acc = 0.0f;
         if (a->flags & LLMK__CONV_RESID) acc = xi + acc;
         if (acc != acc) acc = LLMK__CONV_NAN; /* one NaN, whatever the operand order */
-        llmk__store_f32(row + c * esz, dt, acc);
+        llmk__store_f32(out + c * esz, dt, acc);
         for (int k = 0; k + 2 < K; k++) h[k][j] = h[k + 1][j];
         h[K - 2][j] = xi;
       }

@@ -8,6 +8,7 @@
  * fill lines are written from the history and the original x rows, and last the conv
  * streams over the tokens, keeping the last K originals as f32 in a ring. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/op.h"
@@ -257,6 +258,58 @@ static llmk_status plan_workspace(conv_plan *p) {
   return LLMK_SUCCESS;
 }
 
+/* y given and not x's own view: y must be x's dtype and shape, channels contiguous. */
+static llmk_status check_y(const llmk_tensor *x, const llmk_tensor *y) {
+  LLMK__TRY(llmk__check_dtype(op, "y", y, LLMK__DT(x->dtype)));
+  if (y->rank != x->rank)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "y.rank=%d must be x.rank=%d",
+                       (int)y->rank, (int)x->rank);
+  for (int i = 0; i < x->rank; i++) {
+    char what[16];
+    snprintf(what, sizeof what, "x.shape[%d]", i);
+    LLMK__TRY(llmk__check_dim(op, "y", y, i, x->shape[i], what));
+  }
+  LLMK__TRY(llmk__check_tensor(op, "y", y));
+  int64_t dim = x->shape[x->rank - 1];
+  if (dim > 1 && y->strides[y->rank - 1] != 1)
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "y.strides[%d]=%" PRId64 " must be 1 (channels contiguous)",
+                       (int)y->rank - 1, y->strides[y->rank - 1]);
+  return LLMK_SUCCESS;
+}
+
+static llmk_status plan_op(const named *t, const llmk_tensor *y, int64_t pad_slot_id,
+                           int64_t max_query_len, int64_t residual_connection,
+                           int64_t block_size, int64_t conv_mode,
+                           llmk_activation activation, size_t *workspace_size,
+                           llmk_plan **plan) {
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
+  conv_plan p;
+  LLMK__TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size,
+                     conv_mode, activation, &p));
+  const llmk_tensor *x = t[0].t;
+  if (y && llmk__same_view(y, x)) y = NULL; /* x's own view: in place */
+  if (y) LLMK__TRY(check_y(x, y));
+  p.y = y ? y->data : p.x;
+  p.ys0 = y ? y->strides[0] : p.xs0;
+  p.ys1 = y ? (y->rank == 3 ? y->strides[1] : 0) : p.xs1;
+  /* written: conv_states, and x (in place) or y, each only as itself */
+  llmk__tref refs[12];
+  for (int i = 0; i < 11; i++)
+    refs[i] = (llmk__tref){t[i].t, t[i].name, (i == 0 && !y) || i == 2};
+  refs[11] = (llmk__tref){y, "y", true};
+  LLMK__TRY(plan_workspace(&p));
+  LLMK__TRY(llmk__check_overlaps(op, refs, 12, NULL, 0));
+  p.kern = llmk__conv1d_kernels_for(llmk_get_isa());
+  p.cvt = llmk__convert_kernels_for(llmk_get_isa());
+  llmk_plan *out;
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_CAUSAL_CONV1D, sizeof p, p.ws_size, &out));
+  *(conv_plan *)llmk__plan_payload(out) = p;
+  *workspace_size = p.ws_size;
+  *plan = out;
+  return LLMK_SUCCESS;
+}
+
 llmk_status llmk_fused_causal_conv1d_get_workspace_size(
     const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
     const llmk_tensor *query_start_loc, const llmk_tensor *cache_indices,
@@ -267,7 +320,23 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
     int64_t max_query_len, int64_t residual_connection, int64_t block_size,
     int64_t conv_mode, llmk_activation activation, size_t *workspace_size,
     llmk_plan **plan) {
-  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
+  return llmk_fused_causal_conv1d_out_get_workspace_size(
+      x, weight, conv_states, query_start_loc, cache_indices, num_accepted_tokens,
+      num_computed_tokens, block_idx_first_scheduled_token,
+      block_idx_last_scheduled_token, initial_state_idx, bias, pad_slot_id, max_query_len,
+      residual_connection, block_size, conv_mode, activation, NULL, workspace_size, plan);
+}
+
+llmk_status llmk_fused_causal_conv1d_out_get_workspace_size(
+    const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
+    const llmk_tensor *query_start_loc, const llmk_tensor *cache_indices,
+    const llmk_tensor *num_accepted_tokens, const llmk_tensor *num_computed_tokens,
+    const llmk_tensor *block_idx_first_scheduled_token,
+    const llmk_tensor *block_idx_last_scheduled_token,
+    const llmk_tensor *initial_state_idx, const llmk_tensor *bias, int64_t pad_slot_id,
+    int64_t max_query_len, int64_t residual_connection, int64_t block_size,
+    int64_t conv_mode, llmk_activation activation, const llmk_tensor *y,
+    size_t *workspace_size, llmk_plan **plan) {
   const named t[11] = {
       {x, "x"},
       {weight, "weight"},
@@ -280,21 +349,6 @@ llmk_status llmk_fused_causal_conv1d_get_workspace_size(
       {block_idx_last_scheduled_token, "block_idx_last_scheduled_token"},
       {initial_state_idx, "initial_state_idx"},
       {bias, "bias"}};
-  conv_plan p;
-  LLMK__TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size,
-                     conv_mode, activation, &p));
-  /* written in place: x and conv_states, each only as itself */
-  llmk__tref refs[11];
-  for (int i = 0; i < 11; i++)
-    refs[i] = (llmk__tref){t[i].t, t[i].name, i == 0 || i == 2};
-  LLMK__TRY(plan_workspace(&p));
-  LLMK__TRY(llmk__check_overlaps(op, refs, 11, NULL, 0));
-  p.kern = llmk__conv1d_kernels_for(llmk_get_isa());
-  p.cvt = llmk__convert_kernels_for(llmk_get_isa());
-  llmk_plan *out;
-  LLMK__TRY(llmk__plan_create(op, LLMK__OP_CAUSAL_CONV1D, sizeof p, p.ws_size, &out));
-  *(conv_plan *)llmk__plan_payload(out) = p;
-  *workspace_size = p.ws_size;
-  *plan = out;
-  return LLMK_SUCCESS;
+  return plan_op(t, y, pad_slot_id, max_query_len, residual_connection, block_size,
+                 conv_mode, activation, workspace_size, plan);
 }

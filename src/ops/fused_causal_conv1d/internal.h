@@ -24,6 +24,7 @@ extern const char llmk__fcc_op[];
 
 typedef struct seq_info {
   int64_t base;   /* element offset of token 0 in x */
+  int64_t ybase;  /* and in y */
   int64_t L;      /* tokens */
   int64_t R, W;   /* lines read and written; W < 0: not written */
   int64_t offset; /* history offset (step 2) */
@@ -43,6 +44,8 @@ typedef struct conv_plan {
   bool noop; /* no token or no channel (batch, S or dim 0): nothing to check or write */
   char *x;
   int64_t xs0, xs1;
+  char *y; /* the output: x itself when in place */
+  int64_t ys0, ys1;
   char *cs;
   int64_t cs0, cs1;
   const char *w, *bias;

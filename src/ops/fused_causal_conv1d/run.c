@@ -24,6 +24,11 @@ static inline char *xrow(const conv_plan *p, const seq_info *s, int64_t i, int64
   return p->x + (size_t)(s->base + i * ts + d0) * p->esz;
 }
 
+static inline char *yrow(const conv_plan *p, const seq_info *s, int64_t i, int64_t d0) {
+  int64_t ts = p->x3 ? p->ys1 : p->ys0;
+  return p->y + (size_t)(s->ybase + i * ts + d0) * p->esz;
+}
+
 static inline char *lrow(const conv_plan *p, int64_t line, int64_t r, int64_t d0) {
   return p->cs + (size_t)(line * p->cs0 + r * p->cs1 + d0) * p->esz;
 }
@@ -75,6 +80,8 @@ static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0
   llmk__conv1d_seq q = {
       .x = xrow(p, s, 0, d0),
       .xstride = (ptrdiff_t)((p->x3 ? p->xs1 : p->xs0) * (int64_t)p->esz),
+      .y = yrow(p, s, 0, d0),
+      .ystride = (ptrdiff_t)((p->x3 ? p->ys1 : p->ys0) * (int64_t)p->esz),
       .L = s->L,
       .hist = (const char *)snap,
       .hstride = (ptrdiff_t)rb,

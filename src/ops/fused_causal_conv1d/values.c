@@ -44,6 +44,7 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
     memset(s, 0, sizeof *s);
     if (p->x3) {
       s->base = b * p->xs0;
+      s->ybase = b * p->ys0;
       s->L = p->S;
     } else {
       int64_t q0 = llmk__view_get(&p->qsl, b, 0), q1 = llmk__view_get(&p->qsl, b + 1, 0);
@@ -57,6 +58,7 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
                            "query_start_loc[%" PRId64 "]=%" PRId64 " %s T=%" PRId64,
                            b + 1, q1, q1 > p->T ? "exceeds" : "must equal", p->T);
       s->base = q0 * p->xs0;
+      s->ybase = q0 * p->ys0;
       s->L = q1 - q0;
     }
     if (p->max_query_len > 0 && s->L > p->max_query_len)
