@@ -127,6 +127,38 @@ LLMK_API llmk_status llmk_gather_pa_kv_cache_get_workspace_size(
 LLMK_API llmk_status llmk_gather_pa_kv_cache(void *workspace, size_t workspace_size,
                                              llmk_plan *plan, llmk_context *ctx);
 
+/*
+ * gather_pa_kv_cache with CANN's two extra controls (aclnnGatherPaKvCache); phase 2 is
+ * llmk_gather_pa_kv_cache. With seq_offset NULL and seq_lens_cumsum false it is the
+ * call above. Equal to:
+ *
+ *   for i in [0, B):
+ *     start = cumsum ? seq_lens[i] : sum(seq_lens[0..i))
+ *     len   = cumsum ? seq_lens[i + 1] - seq_lens[i] : seq_lens[i]
+ *     first = seq_offset ? seq_offset[i] / block_size : 0
+ *     for p in [0, len):
+ *       b = block_tables[i][first + p / block_size]; o = p % block_size
+ *       key_out[start + p, h, d] = conv(key_cache(b, o, h, d), k_scale[h])  (value too)
+ *
+ *   seq_lens: [B], or [B + 1] cumulative (seq_lens_cumsum != 0): then key_out.shape[0]
+ * must be seq_lens[B], and rows [0, seq_lens[0]) of the outputs are left unchanged.
+ *   seq_offset: optional [B], i32 or i64, any stride; only the block-table column of a
+ *   sequence's first block moves (o stays p % block_size).
+ * Phase 1 adds to the gather's statuses: LLMK_ERROR_INVALID_SHAPE for seq_lens not
+ * [B] ([B + 1] cumulative) or seq_offset not [B]; LLMK_ERROR_INVALID_DTYPE for a
+ * seq_offset not i32/i64; LLMK_ERROR_OVERLAP where an output overlaps seq_offset.
+ * Phase 2 adds LLMK_ERROR_INVALID_VALUE, before any write, for a negative seq_offset
+ * entry, a cumulative seq_lens with a negative seq_lens[0] or a decrease, and a
+ * sequence whose blocks run past max_blocks from its first column.
+ */
+LLMK_API llmk_status llmk_gather_pa_kv_cache_ex_get_workspace_size(
+    const llmk_tensor *key_cache, const llmk_tensor *value_cache /* optional */,
+    const llmk_tensor *block_tables, const llmk_tensor *seq_lens,
+    const llmk_tensor *seq_offset /* optional */, int seq_lens_cumsum,
+    const llmk_tensor *k_scale /* optional */, const llmk_tensor *v_scale /* optional */,
+    const llmk_tensor *key_out, const llmk_tensor *value_out /* optional */,
+    llmk_kv_layout layout, size_t *workspace_size, llmk_plan **plan);
+
 #ifdef __cplusplus
 }
 #endif

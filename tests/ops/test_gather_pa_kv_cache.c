@@ -1851,6 +1851,280 @@ static void test_regressions(void) {
   printf("regressions: %.2f s\n", tu_now() - t0);
 }
 
+/* ------------------------------------------------------- CANN's controls (_ex) */
+/* llmk_gather_pa_kv_cache_ex: cumulative seq_lens ([B + 1], rows from seq_lens[i], rows
+ * below seq_lens[0] untouched) and seq_offset (a sequence's blocks from block-table
+ * column seq_offset[i] / block_size), in the blocks and NZ layouts, checked against
+ * gather_pa_kv_cache_ref_one_at (tests/ref) for every context of the sweep; then the
+ * refusals: each leaves both outputs byte-identical. */
+
+typedef struct ex_case {
+  llmk_kv_layout layout;
+  llmk_dtype dt, idt;
+  int64_t B, nb, bs, H, Dk, Dv, mb;
+  int cumsum, offs;
+  int64_t lens[8], offsets[8], starts[8], firsts[8], T;
+  th_tensor kc, vc, bt, sl, so, ko, vo;
+  int64_t tables[8 * 16];
+} ex_case;
+
+static void ex_fill_random(th_tensor *x) {
+  unsigned char *p = x->buf.data;
+  for (size_t i = 0; i < x->buf.size; i++) p[i] = (unsigned char)tu_rand_range(0, 255);
+}
+
+static void ex_put(th_tensor *x, int64_t i, int64_t v) {
+  put_int(x->t.data, x->t.dtype, i, v);
+}
+
+/* Shapes and index values of a valid case; row 0 is left free when cumsum starts at 1. */
+static void ex_build(ex_case *c, int lead) {
+  int64_t es = (int64_t)llmk_dtype_size(c->dt);
+  int64_t ld = 32 / es;
+  int64_t total = lead;
+  for (int64_t i = 0; i < c->B; i++) {
+    c->starts[i] = total;
+    c->firsts[i] = c->offs ? c->offsets[i] / c->bs : 0;
+    total += c->lens[i];
+  }
+  c->T = total;
+  if (c->layout == LLMK_KV_NZ) {
+    th_tensor_make(&c->kc, c->dt, 4, (int64_t[]){c->nb, c->H * c->Dk / ld, c->bs, ld},
+                   NULL);
+    th_tensor_make(&c->vc, c->dt, 4, (int64_t[]){c->nb, c->H * c->Dv / ld, c->bs, ld},
+                   NULL);
+  } else {
+    th_tensor_make(&c->kc, c->dt, 4, (int64_t[]){c->nb, c->bs, c->H, c->Dk}, NULL);
+    th_tensor_make(&c->vc, c->dt, 4, (int64_t[]){c->nb, c->bs, c->H, c->Dv}, NULL);
+  }
+  ex_fill_random(&c->kc);
+  ex_fill_random(&c->vc);
+  th_tensor_make(&c->bt, c->idt, 2, (int64_t[]){c->B, c->mb}, NULL);
+  for (int64_t i = 0; i < c->B * c->mb; i++) {
+    c->tables[i] = tu_rand_range(0, c->nb - 1);
+    ex_put(&c->bt, i, c->tables[i]);
+  }
+  th_tensor_make(&c->sl, c->idt, 1, (int64_t[]){c->B + (c->cumsum ? 1 : 0)}, NULL);
+  for (int64_t i = 0; i < c->B; i++) {
+    if (c->cumsum)
+      ex_put(&c->sl, i, c->starts[i]);
+    else
+      ex_put(&c->sl, i, c->lens[i]);
+  }
+  if (c->cumsum) ex_put(&c->sl, c->B, total);
+  th_tensor_make(&c->so, c->idt, 1, (int64_t[]){c->B}, NULL);
+  for (int64_t i = 0; i < c->B; i++) ex_put(&c->so, i, c->offs ? c->offsets[i] : 0);
+  th_tensor_make(&c->ko, c->dt, 3, (int64_t[]){c->T, c->H, c->Dk}, NULL);
+  th_tensor_make(&c->vo, c->dt, 3, (int64_t[]){c->T, c->H, c->Dv}, NULL);
+  ex_fill_random(&c->ko);
+  ex_fill_random(&c->vo);
+}
+
+static void ex_free(ex_case *c) {
+  th_tensor *all[7] = {&c->kc, &c->vc, &c->bt, &c->sl, &c->so, &c->ko, &c->vo};
+  for (int i = 0; i < 7; i++) th_tensor_free(all[i]);
+}
+
+static llmk_status ex_p1(ex_case *c, size_t *ws, llmk_plan **plan) {
+  th_reset_error();
+  return llmk_gather_pa_kv_cache_ex_get_workspace_size(
+      &c->kc.t, &c->vc.t, &c->bt.t, &c->sl.t, c->offs ? &c->so.t : NULL, c->cumsum, NULL,
+      NULL, &c->ko.t, &c->vo.t, c->layout, ws, plan);
+}
+
+/* The NZ view of an output [T, H, D] as the ref reads it: the same descriptor. */
+static void ex_expect(const ex_case *c, const th_tensor *cache, const th_tensor *out,
+                      int v, tu_buf *want) {
+  th_buf_clone(want, &out->buf);
+  llmk_tensor o = out->t;
+  o.data = (char *)want->data + ((char *)out->t.data - (char *)out->buf.data);
+  gather_pa_kv_cache_ref_one_at((int)c->layout, v, &cache->t, c->starts, c->lens,
+                                c->firsts, c->B, c->tables, c->mb, NULL, 0, &o, NULL,
+                                NULL);
+}
+
+static void ex_run_case(ex_case *c, const char *label) {
+  tu_buf wk, wv, k0, v0;
+  th_buf_clone(&k0, &c->ko.buf);
+  th_buf_clone(&v0, &c->vo.buf);
+  ex_expect(c, &c->kc, &c->ko, 0, &wk);
+  ex_expect(c, &c->vc, &c->vo, 1, &wv);
+  for (int k = 0; k < g_sw.n; k++) {
+    th_buf_restore(&c->ko.buf, &k0);
+    th_buf_restore(&c->vo.buf, &v0);
+    size_t ws = 0;
+    llmk_plan *plan = NULL;
+    llmk_status st = ex_p1(c, &ws, &plan);
+    TU_CHECK(st == LLMK_SUCCESS, "%s: phase 1 %d ('%s')", label, (int)st,
+             llmk_last_error());
+    if (st != LLMK_SUCCESS) continue;
+    st = th_run_plan(llmk_gather_pa_kv_cache, plan, ws, g_sw.ctx[k]);
+    TU_CHECK(st == LLMK_SUCCESS, "%s [%s]: phase 2 %d ('%s')", label, g_sw.name[k],
+             (int)st, llmk_last_error());
+    TU_CHECK(th_buf_same(&c->ko.buf, &wk) && th_buf_same(&c->vo.buf, &wv),
+             "%s [%s]: outputs differ from the reference", label, g_sw.name[k]);
+  }
+  tu_buf_free(&wk);
+  tu_buf_free(&wv);
+  tu_buf_free(&k0);
+  tu_buf_free(&v0);
+}
+
+static void ex_random(ex_case *c, llmk_kv_layout layout, llmk_dtype dt, llmk_dtype idt,
+                      int cumsum, int offs) {
+  memset(c, 0, sizeof *c);
+  c->layout = layout;
+  c->dt = dt;
+  c->idt = idt;
+  c->cumsum = cumsum;
+  c->offs = offs;
+  c->B = tu_rand_range(1, 6);
+  c->nb = tu_rand_range(2, 9);
+  c->bs = tu_rand_range(1, 5);
+  c->H = tu_rand_range(1, 3);
+  int64_t ld = 32 / (int64_t)llmk_dtype_size(dt);
+  c->Dk = layout == LLMK_KV_NZ ? ld * tu_rand_range(1, 2) : tu_rand_range(1, 9);
+  c->Dv = layout == LLMK_KV_NZ ? ld * tu_rand_range(1, 2) : tu_rand_range(1, 9);
+  c->mb = tu_rand_range(4, 16);
+  for (int64_t i = 0; i < c->B; i++) {
+    int64_t first = offs ? tu_rand_range(0, c->mb - 1) : 0;
+    int64_t room = (c->mb - first) * c->bs; /* positions that fit after first */
+    c->offsets[i] = first * c->bs + tu_rand_range(0, c->bs - 1); /* not a multiple */
+    c->lens[i] = tu_rand_range(0, room < 11 ? room : 11);
+  }
+}
+
+static void test_ex_values(void) {
+  static const llmk_kv_layout layouts[2] = {LLMK_KV_BLOCKS, LLMK_KV_NZ};
+  static const llmk_dtype dts[3] = {LLMK_F16, LLMK_I8, LLMK_F32};
+  int n = 0;
+  for (int rep = 0; rep < 8; rep++)
+    for (int l = 0; l < 2; l++)
+      for (int d = 0; d < 3; d++)
+        for (int cs = 0; cs < 2; cs++)
+          for (int of = 0; of < 2; of++) {
+            ex_case c;
+            ex_random(&c, layouts[l], dts[d], rep & 1 ? LLMK_I64 : LLMK_I32, cs, of);
+            ex_build(&c, cs && rep % 4 >= 2 ? (int)tu_rand_range(1, 3) : 0);
+            char label[96];
+            snprintf(label, sizeof label, "ex %s %s cumsum=%d offset=%d B=%lld rep %d",
+                     llmk_kv_layout_name(c.layout), llmk_dtype_name(c.dt), cs, of,
+                     (long long)c.B, rep);
+            ex_run_case(&c, label);
+            ex_free(&c);
+            n++;
+          }
+  printf("ex values: %d cases\n", n);
+}
+
+/* A fixed case: B 2, lens 3 and 2, block size 2, offsets 2 and 5 (columns 1 and 2). */
+static void ex_fixed(ex_case *c, int cumsum) {
+  memset(c, 0, sizeof *c);
+  c->layout = LLMK_KV_BLOCKS;
+  c->dt = LLMK_F16;
+  c->idt = LLMK_I32;
+  c->B = 2, c->nb = 4, c->bs = 2, c->H = 1, c->Dk = 2, c->Dv = 3, c->mb = 4;
+  c->cumsum = cumsum;
+  c->offs = 1;
+  c->lens[0] = 3, c->lens[1] = 2;
+  c->offsets[0] = 2, c->offsets[1] = 5;
+  ex_build(c, 0);
+}
+
+typedef struct ex_err {
+  const char *name;
+  int cumsum;
+  int what; /* see ex_apply */
+  int64_t a, b;
+  llmk_status want;
+  int phase;
+} ex_err;
+
+/* 0 seq_lens[a] = b; 1 seq_offset[a] = b; 2 seq_offset dtype f32; 3 seq_offset shape
+ * [B + a]; 4 seq_lens shape [b] (B stays); 5 seq_offset rank 2; 6 key_out over
+ * seq_offset */
+static void ex_apply(ex_case *c, const ex_err *e) {
+  switch (e->what) {
+    case 0:
+      ex_put(&c->sl, e->a, e->b);
+      break;
+    case 1:
+      ex_put(&c->so, e->a, e->b);
+      break;
+    case 2:
+      c->so.t.dtype = LLMK_F32;
+      break;
+    case 3:
+      c->so.t.shape[0] = c->B + e->a;
+      if (e->a < 0) break;
+      c->so.t.strides[0] = 0;
+      break;
+    case 4:
+      c->sl.t.shape[0] = e->b;
+      c->sl.t.strides[0] = 0;
+      break;
+    case 5:
+      c->so.t.rank = 2;
+      c->so.t.shape[1] = 1;
+      c->so.t.strides[1] = 1;
+      break;
+    case 6:
+      c->so.t.data = c->ko.t.data;
+      break;
+  }
+}
+
+static void test_ex_errors(void) {
+  static const ex_err ex_rows[] = {
+      {"negative seq_offset", 0, 1, 1, -1, LLMK_ERROR_INVALID_VALUE, 2},
+      {"seq_offset past max_blocks", 0, 1, 1, 8, LLMK_ERROR_INVALID_VALUE, 2},
+      {"seq_offset needs one column too many", 0, 1, 0, 6, LLMK_ERROR_INVALID_VALUE, 2},
+      {"cumulative seq_lens[0] negative", 1, 0, 0, -1, LLMK_ERROR_INVALID_VALUE, 2},
+      {"cumulative seq_lens decrease", 1, 0, 1, 6, LLMK_ERROR_INVALID_VALUE, 2},
+      {"cumulative seq_lens[B] != T", 1, 0, 2, 4, LLMK_ERROR_INVALID_VALUE, 2},
+      {"plain sum != T", 0, 0, 1, 1, LLMK_ERROR_INVALID_VALUE, 2},
+      {"seq_offset f32", 0, 2, 0, 0, LLMK_ERROR_INVALID_DTYPE, 1},
+      {"seq_offset [B + 1]", 0, 3, 1, 0, LLMK_ERROR_INVALID_SHAPE, 1},
+      {"seq_offset [B - 1]", 0, 3, -1, 0, LLMK_ERROR_INVALID_SHAPE, 1},
+      {"seq_offset rank 2", 0, 5, 0, 0, LLMK_ERROR_INVALID_SHAPE, 1},
+      {"cumulative seq_lens [B]", 1, 4, 0, 2, LLMK_ERROR_INVALID_SHAPE, 1},
+      {"plain seq_lens [B + 1]", 0, 4, 0, 3, LLMK_ERROR_INVALID_SHAPE, 1},
+      {"key_out over seq_offset", 0, 6, 0, 0, LLMK_ERROR_OVERLAP, 1},
+  };
+  int n = (int)(sizeof ex_rows / sizeof ex_rows[0]);
+  for (int r = 0; r < n; r++) {
+    const ex_err *e = &ex_rows[r];
+    ex_case c;
+    ex_fixed(&c, e->cumsum);
+    ex_apply(&c, e);
+    th_snap snap = {0};
+    th_snap_add(&snap, &c.ko.buf, "key_out");
+    th_snap_add(&snap, &c.vo.buf, "value_out");
+    size_t ws = 1;
+    llmk_plan *plan = NULL;
+    llmk_status st = ex_p1(&c, &ws, &plan);
+    if (e->phase == 1) {
+      th_check_refused(e->name, st, e->want, &plan, &ws, "gather_pa_kv_cache", NULL);
+      if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
+    } else {
+      th_check_run(e->name, st, plan, ws, llmk_gather_pa_kv_cache, e->want,
+                   "gather_pa_kv_cache", "seq_lens|seq_offset|block_tables|key_out");
+    }
+    th_snap_unchanged(&snap, e->name);
+    th_snap_free(&snap);
+    ex_free(&c);
+  }
+  /* the fixed case itself, both forms: key rows come from blocks tables[0][1..2] and
+   * tables[1][2] */
+  for (int cs = 0; cs < 2; cs++) {
+    ex_case c;
+    ex_fixed(&c, cs);
+    ex_run_case(&c, cs ? "ex fixed, cumulative" : "ex fixed, plain");
+    ex_free(&c);
+  }
+  printf("ex errors: %d rows\n", n);
+}
+
 int main(void) {
   double t0 = tu_now();
   setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a crash */
@@ -1859,6 +2133,8 @@ int main(void) {
   static const int threads[3] = {0, 1, 2};
   th_sweep_init(&g_sw, threads, 3);
   test_regressions();
+  test_ex_values();
+  test_ex_errors();
   test_samples();
   double t1 = tu_now();
   test_errors();

@@ -54,12 +54,13 @@ static int64_t block_size_of(int layout, const llmk_tensor *c) {
   return layout == 0 ? c->shape[1] : layout == 1 ? c->shape[3] : c->shape[2];
 }
 
-void gather_pa_kv_cache_ref_one(int layout, int is_value, const llmk_tensor *cache,
-                                const int64_t *seq_lens, int64_t batch,
-                                const int64_t *block_tables, int64_t max_blocks,
-                                const float *scales, int64_t num_scales,
-                                const llmk_tensor *out, gather_pa_kv_cache_ref_nan_fn nan,
-                                void *user) {
+void gather_pa_kv_cache_ref_one_at(int layout, int is_value, const llmk_tensor *cache,
+                                   const int64_t *starts, const int64_t *seq_lens,
+                                   const int64_t *first_col, int64_t batch,
+                                   const int64_t *block_tables, int64_t max_blocks,
+                                   const float *scales, int64_t num_scales,
+                                   const llmk_tensor *out,
+                                   gather_pa_kv_cache_ref_nan_fn nan, void *user) {
   const llmk_dtype cdt = cache->dtype, odt = out->dtype;
   const size_t ces = ref_dtype_size(cdt), oes = ref_dtype_size(odt);
   const int64_t H = out->shape[1], D = out->shape[2], bs = block_size_of(layout, cache);
@@ -86,9 +87,11 @@ void gather_pa_kv_cache_ref_one(int layout, int is_value, const llmk_tensor *cac
       }
   }
   int64_t t = 0;
-  for (int64_t i = 0; i < batch; i++)
+  for (int64_t i = 0; i < batch; i++) {
+    if (starts) t = starts[i];
+    int64_t col0 = first_col ? first_col[i] : 0;
     for (int64_t p = 0; p < seq_lens[i]; p++, t++) {
-      int64_t blk = block_tables[i * max_blocks + p / bs], o = p % bs;
+      int64_t blk = block_tables[i * max_blocks + col0 + p / bs], o = p % bs;
       for (int64_t h = 0; h < H; h++)
         for (int64_t d = 0; d < D; d++) {
           const char *sp =
@@ -103,5 +106,17 @@ void gather_pa_kv_cache_ref_one(int layout, int is_value, const llmk_tensor *cac
           if (nan && ref_is_nan(fmt_of(cdt), code)) nan(user, dp, code >> 7);
         }
     }
+  }
   free(lut);
+}
+
+void gather_pa_kv_cache_ref_one(int layout, int is_value, const llmk_tensor *cache,
+                                const int64_t *seq_lens, int64_t batch,
+                                const int64_t *block_tables, int64_t max_blocks,
+                                const float *scales, int64_t num_scales,
+                                const llmk_tensor *out, gather_pa_kv_cache_ref_nan_fn nan,
+                                void *user) {
+  gather_pa_kv_cache_ref_one_at(layout, is_value, cache, NULL, seq_lens, NULL, batch,
+                                block_tables, max_blocks, scales, num_scales, out, nan,
+                                user);
 }

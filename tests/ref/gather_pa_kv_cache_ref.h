@@ -32,4 +32,15 @@ void gather_pa_kv_cache_ref_one(int layout, int is_value, const llmk_tensor *cac
                                 const llmk_tensor *out, gather_pa_kv_cache_ref_nan_fn nan,
                                 void *user);
 
+/* The same with CANN's controls (aclnnGatherPaKvCache): sequence i's rows start at
+ * starts[i] (NULL: right after sequence i - 1's), and its p-th position reads block
+ * block_tables[i * max_blocks + first_col[i] + p / bs] (first_col NULL: all 0). */
+void gather_pa_kv_cache_ref_one_at(int layout, int is_value, const llmk_tensor *cache,
+                                   const int64_t *starts, const int64_t *seq_lens,
+                                   const int64_t *first_col, int64_t batch,
+                                   const int64_t *block_tables, int64_t max_blocks,
+                                   const float *scales, int64_t num_scales,
+                                   const llmk_tensor *out,
+                                   gather_pa_kv_cache_ref_nan_fn nan, void *user);
+
 #endif

@@ -282,7 +282,8 @@ static llmk_status plan_sizes(const kv_plan *p, const llmk__kv_side_args sides[2
 llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[2],
                           llmk_kv_layout layout, const llmk_tensor *index_a,
                           const char *index_a_name, const llmk_tensor *index_b,
-                          const char *index_b_name, size_t *workspace_size,
+                          const char *index_b_name, const llmk_tensor *index_c,
+                          const char *index_c_name, bool cumsum, size_t *workspace_size,
                           llmk_plan **plan) {
   kv_plan p;
   memset(&p, 0, sizeof p);
@@ -307,6 +308,7 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   const uint32_t idx = LLMK__INTS;
   LLMK__TRY(llmk__check_dtype(op, index_a_name, index_a, idx));
   if (index_b) LLMK__TRY(llmk__check_dtype(op, index_b_name, index_b, idx));
+  if (index_c) LLMK__TRY(llmk__check_dtype(op, index_c_name, index_c, idx));
   /* attributes */
   if ((unsigned)layout > LLMK_KV_NZ)
     return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
@@ -332,8 +334,18 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   if (gather) {
     LLMK__TRY(llmk__check_rank(op, index_a_name, index_a, 2)); /* block_tables */
     LLMK__TRY(llmk__check_rank(op, index_b_name, index_b, 1)); /* seq_lens */
-    LLMK__TRY(llmk__check_dim(op, index_b_name, index_b, 0, index_a->shape[0],
-                              "block_tables.shape[0]"));
+    int64_t B = index_a->shape[0];
+    if (cumsum && B == INT64_MAX)
+      return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                         "block_tables.shape[0]=%" PRId64 ": B + 1 overflows", B);
+    LLMK__TRY(llmk__check_dim(
+        op, index_b_name, index_b, 0, cumsum ? B + 1 : B,
+        cumsum ? "block_tables.shape[0] + 1 (cumulative)" : "block_tables.shape[0]"));
+    if (index_c) {
+      LLMK__TRY(llmk__check_rank(op, index_c_name, index_c, 1));
+      LLMK__TRY(
+          llmk__check_dim(op, index_c_name, index_c, 0, B, "block_tables.shape[0]"));
+    }
   } else {
     LLMK__TRY(llmk__check_rank(op, index_a_name, index_a, 1)); /* slot_mapping */
   }
@@ -356,14 +368,17 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   }
   LLMK__TRY(llmk__check_tensor(op, index_a_name, index_a));
   if (index_b) LLMK__TRY(llmk__check_tensor(op, index_b_name, index_b));
+  if (index_c) LLMK__TRY(llmk__check_tensor(op, index_c_name, index_c));
   /* written: the caches (scatter) or the outputs (gather); nothing in place */
-  llmk__tref refs[8] = {{index_a, index_a_name, false}, {index_b, index_b_name, false}};
+  llmk__tref refs[9] = {{index_a, index_a_name, false},
+                        {index_b, index_b_name, false},
+                        {index_c, index_c_name, false}};
   for (int i = 0; i < 2 && (i == 0 || has_v); i++) {
-    refs[2 + 3 * i] = (llmk__tref){sides[i].tok, sides[i].tok_name, gather};
-    refs[3 + 3 * i] = (llmk__tref){sides[i].cache, sides[i].cache_name, !gather};
-    refs[4 + 3 * i] = (llmk__tref){sides[i].scale, sides[i].scale_name, false};
+    refs[3 + 3 * i] = (llmk__tref){sides[i].tok, sides[i].tok_name, gather};
+    refs[4 + 3 * i] = (llmk__tref){sides[i].cache, sides[i].cache_name, !gather};
+    refs[5 + 3 * i] = (llmk__tref){sides[i].scale, sides[i].scale_name, false};
   }
-  LLMK__TRY(llmk__check_overlaps(op, refs, 8, NULL, 0));
+  LLMK__TRY(llmk__check_overlaps(op, refs, 9, NULL, 0));
   int64_t num_slots;
   if (__builtin_mul_overflow(nb, bs, &num_slots))
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "num_blocks * block_size overflows");
@@ -375,6 +390,9 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
   if (gather) {
     p.tables = llmk__view_of(index_a);
     p.lens = llmk__view_of(index_b);
+    if (index_c) p.offs = llmk__view_of(index_c);
+    p.has_offs = index_c != NULL;
+    p.cumsum = cumsum;
     p.B = index_a->shape[0];
     p.max_blocks = index_a->shape[1];
   } else {

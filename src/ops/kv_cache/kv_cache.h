@@ -21,7 +21,9 @@ typedef struct kv_plan {
   int64_t T, num_blocks, block_size;
   int64_t num_slots;       /* num_blocks * block_size, checked in phase 1 */
   llmk__view slots;        /* scatter: [T] */
-  llmk__view tables, lens; /* gather: [B, max_blocks], [B] */
+  llmk__view tables, lens; /* gather: [B, max_blocks], [B] ([B + 1] cumulative) */
+  llmk__view offs;         /* gather: seq_offset [B] (has_offs) */
+  bool has_offs, cumsum;
   int64_t B, max_blocks;
   const llmk__kv_kernels *kern;
 } kv_plan;
@@ -32,11 +34,13 @@ typedef struct llmk__kv_side_args {
 } llmk__kv_side_args;
 
 /* Phase 1 of both ops: sides[0] is K, sides[1] V (tok NULL: K only); index_a is
- * slot_mapping (scatter) or block_tables (gather), index_b seq_lens (gather). */
+ * slot_mapping (scatter) or block_tables (gather), index_b seq_lens (gather, [B + 1]
+ * when cumsum), index_c seq_offset (gather, optional, [B]). */
 llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[2],
                           llmk_kv_layout layout, const llmk_tensor *index_a,
                           const char *index_a_name, const llmk_tensor *index_b,
-                          const char *index_b_name, size_t *workspace_size,
+                          const char *index_b_name, const llmk_tensor *index_c,
+                          const char *index_c_name, bool cumsum, size_t *workspace_size,
                           llmk_plan **plan);
 /* INVALID_VALUE unless every scale is finite and > 0 */
 llmk_status llmk__kv_check_scales(const kv_plan *p);

@@ -29,7 +29,7 @@ llmk_status llmk_scatter_pa_kv_cache_get_workspace_size(
       {key, key_cache, k_scale, "key", "key_cache", "k_scale"},
       {value, value_cache, v_scale, "value", "value_cache", "v_scale"}};
   return llmk__kv_plan(op, false, sides, layout, slot_mapping, "slot_mapping", NULL, NULL,
-                       workspace_size, plan);
+                       NULL, NULL, false, workspace_size, plan);
 }
 
 static int parts_for(llmk_context *ctx, int64_t n, int64_t grain) {

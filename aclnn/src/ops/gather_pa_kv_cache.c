@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* aclnnGatherPaKvCache over llmk_gather_pa_kv_cache_ex, with CANN's checks for an Atlas
+ * A2 in its documented order: NULLs (161001); dtypes and ranks (161002); the mode and
+ * the sizes the tiling refuses (561002); then the native op's shape, format and
+ * overlap checks (161002) and, in phase 2, its index checks (161002, nothing written).
+ *   cacheMode "Norm": LLMK_KV_BLOCKS over the tensors as given.
+ *   cacheMode "PA_NZ": LLMK_KV_NZ; keyRef [T, H*Dk] is seen as [T, 1, H*Dk] (the NZ
+ *     layout only reads H*D), valueRef alike.
+ * isSeqLensCumsum and seqOffsetOptional are the native op's seq_lens_cumsum and
+ * seq_offset. */
+#include <string.h>
+
+#include "acl_internal.h"
+
+/* CANN's header declares these without ACLNN_API; the library is built with hidden
+ * visibility, so export them here. */
+#pragma GCC visibility push(default)
+#include "aclnnop/aclnn_gather_pa_kv_cache.h"
+#pragma GCC visibility pop
+
+enum { KC, VC, BT, SL, KR, VR, SO, NT };
+
+static const char OP[] = "aclnnGatherPaKvCache";
+static const char *const NAMES[NT] = {"keyCache",         "valueCache", "blockTables",
+                                      "seqLens",          "keyRef",     "valueRef",
+                                      "seqOffsetOptional"};
+
+typedef struct gather_attrs {
+  llmk_kv_layout layout;
+  int cumsum;
+} gather_attrs;
+
+static llmk_status gather_plan(const llmk_tensor *const *t, const void *attrs,
+                               size_t *workspace_size, llmk_plan **plan) {
+  const gather_attrs *a = attrs;
+  return llmk_gather_pa_kv_cache_ex_get_workspace_size(
+      t[KC], t[VC], t[BT], t[SL], t[SO], a->cumsum, NULL, NULL, t[KR], t[VR], a->layout,
+      workspace_size, plan);
+}
+
+/* Every tensor is an input of CANN's op (keyRef and valueRef are "Ref" tensors). */
+static const acl__op gather_op = {
+    OP, NT, 0, gather_plan, llmk_gather_pa_kv_cache, acl__map_status};
+
+static bool kv_dtype_ok(aclDataType dt) {
+  return dt == ACL_FLOAT16 || dt == ACL_BF16 || dt == ACL_INT8;
+}
+
+aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
+    const aclTensor *keyCache, const aclTensor *valueCache, const aclTensor *blockTables,
+    const aclTensor *seqLens, const aclTensor *keyRef, const aclTensor *valueRef,
+    const aclTensor *seqOffsetOptional, char *cacheMode, const bool isSeqLensCumsum,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
+  if (!workspaceSize || !executor)
+    return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "workspaceSize or executor is NULL");
+  *workspaceSize = 0;
+  *executor = NULL;
+  const aclTensor *in[NT] = {keyCache, valueCache, blockTables,      seqLens,
+                             keyRef,   valueRef,   seqOffsetOptional};
+  /* 1. NULLs (161001): every tensor but seqOffsetOptional, and cacheMode */
+  for (int i = 0; i < SO; i++)
+    if (!in[i]) return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "%s is NULL", NAMES[i]);
+  if (!cacheMode) return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "cacheMode is NULL");
+  for (int i = 0; i < NT; i++)
+    if (in[i] && !acl__tensor_live(in[i]))
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s is not a live aclTensor",
+                       NAMES[i]);
+  /* 2. dtypes (161002): the caches and the outputs FLOAT16, BFLOAT16 or INT8 (Atlas
+   * A2), all of one dtype; the index tensors INT32 */
+  const int kv[4] = {KC, VC, KR, VR};
+  for (int k = 0; k < 4; k++)
+    if (!kv_dtype_ok(in[kv[k]]->dtype))
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s dtype %d is not FLOAT16, BFLOAT16 or INT8 (Atlas A2)",
+                       NAMES[kv[k]], (int)in[kv[k]]->dtype);
+  for (int k = 1; k < 4; k++)
+    if (in[kv[k]]->dtype != keyCache->dtype)
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s dtype %d differs from keyCache dtype %d", NAMES[kv[k]],
+                       (int)in[kv[k]]->dtype, (int)keyCache->dtype);
+  for (int i = BT; i < NT; i++) {
+    if (i == KR || i == VR || !in[i]) continue;
+    if (in[i]->dtype != ACL_INT32)
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s dtype %d is not INT32 (Atlas A2)",
+                       NAMES[i], (int)in[i]->dtype);
+  }
+  /* 3. ranks (161002): caches 4-D, blockTables 2-D, seqLens and seqOffset 1-D; keyRef
+   * and valueRef 3-D under "Norm", 2-D under "PA_NZ" (either for another mode, which
+   * the tiling refuses below) */
+  bool pa_nz = strcmp(cacheMode, "PA_NZ") == 0, norm = strcmp(cacheMode, "Norm") == 0;
+  const struct {
+    int i;
+    uint64_t rank;
+  } ranks[5] = {{KC, 4}, {VC, 4}, {BT, 2}, {SL, 1}, {SO, 1}};
+  for (int k = 0; k < 5; k++) {
+    const aclTensor *t = in[ranks[k].i];
+    if (t && t->view_rank != ranks[k].rank)
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s has %llu dims, must have %llu",
+                       NAMES[ranks[k].i], (unsigned long long)t->view_rank,
+                       (unsigned long long)ranks[k].rank);
+  }
+  for (int i = KR; i <= VR; i++) {
+    uint64_t r = in[i]->view_rank;
+    bool ok = pa_nz ? r == 2 : norm ? r == 3 : (r == 2 || r == 3);
+    if (!ok)
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s has %llu dims, must have %s under cacheMode \"%s\"", NAMES[i],
+                       (unsigned long long)r,
+                       pa_nz  ? "2"
+                       : norm ? "3"
+                              : "2 or 3",
+                       cacheMode);
+  }
+  /* 4. the tiling (561002): the mode, then blockSize, the batch, the block-table width
+   * and the token sizes must be positive (numBlocks too: no empty cache) */
+  if (!pa_nz && !norm)
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "cacheMode \"%s\" is not \"Norm\" or \"PA_NZ\"", cacheMode);
+  int64_t bs = keyCache->view_dims[pa_nz ? 2 : 1];
+  int64_t tok[2];
+  for (int k = 0; k < 2; k++) {
+    const aclTensor *r = in[KR + k];
+    tok[k] = r->view_dims[1];
+    if (norm && __builtin_mul_overflow(tok[k], r->view_dims[2], &tok[k]))
+      tok[k] = INT64_MAX;
+  }
+  const struct {
+    const char *what;
+    int64_t v;
+  } sizes[6] = {{"blockSize", bs},
+                {"numBlocks (keyCache.shape[0])", keyCache->view_dims[0]},
+                {"the batch (blockTables.shape[0])", blockTables->view_dims[0]},
+                {"blockTables.shape[1]", blockTables->view_dims[1]},
+                {"keyRef's token size", tok[0]},
+                {"valueRef's token size", tok[1]}};
+  for (int k = 0; k < 6; k++)
+    if (sizes[k].v <= 0)
+      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "%s is %lld, must be positive",
+                       sizes[k].what, (long long)sizes[k].v);
+  /* 5. formats (161002): ND everywhere but the caches of "PA_NZ" (FRACTAL_NZ or ND) */
+  for (int i = 0; i < NT; i++) {
+    const aclTensor *t = in[i];
+    if (!t) continue;
+    bool nz_ok = pa_nz && (i == KC || i == VC) && t->format == ACL_FORMAT_FRACTAL_NZ;
+    if (!nz_ok && !acl__format_is_nd(t->format))
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: format %d is not %s", NAMES[i],
+                       (int)t->format,
+                       pa_nz && (i == KC || i == VC) ? "FRACTAL_NZ or ND" : "ND");
+  }
+  /* 6. the views the native op sees: under "PA_NZ" keyRef [T, H*D] as [T, 1, H*D] */
+  gather_attrs a = {pa_nz ? LLMK_KV_NZ : LLMK_KV_BLOCKS, isSeqLensCumsum ? 1 : 0};
+  aclTensor rv[2];
+  const aclTensor *t[NT] = {keyCache, valueCache, blockTables,      seqLens,
+                            keyRef,   valueRef,   seqOffsetOptional};
+  if (pa_nz) {
+    for (int k = 0; k < 2; k++) {
+      rv[k] = *in[KR + k];
+      rv[k].view_rank = 3;
+      rv[k].view_dims[2] = rv[k].view_dims[1];
+      rv[k].strides[2] = rv[k].strides[1];
+      rv[k].view_dims[1] = 1;
+      rv[k].strides[1] = 0;
+      t[KR + k] = &rv[k];
+    }
+  }
+  /* the executor keeps descriptors, not these local copies */
+  return acl__executor_create(&gather_op, t, &a, sizeof a, workspaceSize, executor);
+}
+
+aclnnStatus aclnnGatherPaKvCache(void *workspace, uint64_t workspaceSize,
+                                 aclOpExecutor *executor, aclrtStream stream) {
+  return acl__executor_run(&gather_op, workspace, workspaceSize, executor, stream);
+}
