@@ -76,10 +76,10 @@ LLMK_API llmk_status llmk_apply_top_k_top_p_min_p_get_workspace_size(
 
 /*
  * For callers that already sorted: sorted_value [B, V] ascending (f32/f16/bf16, stable
- * order: equal values by ascending original index), sorted_indices [B, V] i32 (a
- * permutation of 0..V-1 per row, checked in phase 2), p and k as above, and optionally
- * the original logits (same dtype) supplying the kept values. Equal to the reference
- * above with s = sorted_value and idx = sorted_indices:
+ * order: equal values by ascending original index), sorted_indices [B, V] i32 or i64
+ * (i64 is torch.sort's; a permutation of 0..V-1 per row, checked in phase 2), p and k as
+ * above, and optionally the original logits (same dtype) supplying the kept values.
+ * Equal to the reference above with s = sorted_value and idx = sorted_indices:
  *   out[idx[j]] = kept ? (logits ? logits[idx[j]] : s[j]) : -inf.
  * Phase 2 also gives LLMK_ERROR_INVALID_VALUE for an index outside [0, V) or repeated,
  * and for a row of sorted_value that is not ascending (-0.0 equals +0.0; NaN sorts

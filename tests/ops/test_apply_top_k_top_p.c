@@ -745,8 +745,9 @@ static void test_with_sorted(void) {
         llmk_dtype dt = c.dt;
         int64_t B = c.B, V = c.V, n = B * V;
         int use_logits = rep == 0;
+        llmk_dtype sidt = (vi + rep) % 2 ? LLMK_I64 : LLMK_I32; /* torch.sort gives i64 */
         tu_buf sv = tu_buf_alloc((size_t)n * th_dtype_size(dt)),
-               si = tu_buf_alloc((size_t)n * 4),
+               si = tu_buf_alloc((size_t)n * 8),
                lg = tu_buf_alloc((size_t)n * th_dtype_size(dt)),
                ob = tu_buf_alloc((size_t)n * th_dtype_size(dt)),
                pb = tu_buf_alloc((size_t)B * 4), kb = tu_buf_alloc((size_t)B * 8);
@@ -756,7 +757,7 @@ static void test_with_sorted(void) {
           tkp_ref_argsort(c.x + r * V, V, idx);
           for (int64_t j = 0; j < V; j++) {
             putb(dt, sv.data, r * V + j, enc(dt, c.x[r * V + idx[j]]));
-            put_int(LLMK_I32, si.data, r * V + j, idx[j]);
+            put_int(sidt, si.data, r * V + j, idx[j]);
           }
           putb(p_dtype(&c), pb.data, r, enc(p_dtype(&c), c.p[r]));
           put_int(c.k64 ? LLMK_I64 : LLMK_I32, kb.data, r, c.k[r]);
@@ -769,7 +770,7 @@ static void test_with_sorted(void) {
         memset(ob.data, 0x77, ob.size);
         llmk_tensor SV, SI, LG, O, P, K;
         t2(&SV, dt, B, V, NULL, sv.data);
-        t2(&SI, LLMK_I32, B, V, NULL, si.data);
+        t2(&SI, sidt, B, V, NULL, si.data);
         t2(&LG, dt, B, V, NULL, lg.data);
         t2(&O, dt, B, V, NULL, ob.data);
         t1(&P, p_dtype(&c), B, pb.data);
@@ -801,15 +802,17 @@ static void test_with_sorted(void) {
         TU_CHECK(tu_buf_check(&sv) && tu_buf_check(&si) && tu_buf_check(&lg) &&
                      tu_buf_check(&ob),
                  "with_sorted: guards");
-        /* a repeated index, an index == V, an index -1: INVALID_VALUE, out unchanged */
+        /* a repeated index, an index == V, an index -1 (i64: and 2^32 + a valid index,
+         * which an i32 read would take as valid): INVALID_VALUE, out unchanged */
         if (V >= 2)
-          for (int e = 0; e < 3; e++) {
+          for (int e = 0; e < (sidt == LLMK_I64 ? 4 : 3); e++) {
             int64_t r = B - 1, j = tu_rand_range(0, V - 1);
-            int64_t old = get_int(LLMK_I32, si.data, r * V + j);
-            int64_t nv = e == 0   ? get_int(LLMK_I32, si.data, r * V + (j + 1) % V)
+            int64_t old = get_int(sidt, si.data, r * V + j);
+            int64_t nv = e == 0   ? get_int(sidt, si.data, r * V + (j + 1) % V)
                          : e == 1 ? V
-                                  : -1;
-            put_int(LLMK_I32, si.data, r * V + j, nv);
+                         : e == 2 ? -1
+                                  : (INT64_C(1) << 32) + old;
+            put_int(sidt, si.data, r * V + j, nv);
             memset(ob.data, 0x77, ob.size);
             th_snap snap = {0};
             th_snap_add(&snap, &ob, "out");
@@ -829,7 +832,7 @@ static void test_with_sorted(void) {
                 (int)st, llmk_last_error());
             th_snap_unchanged(&snap, "with_sorted bad index");
             th_snap_free(&snap);
-            put_int(LLMK_I32, si.data, r * V + j, old);
+            put_int(sidt, si.data, r * V + j, old);
           }
         free(idx);
         free(alt);
@@ -1116,8 +1119,8 @@ static void test_errors(void) {
   uint16_t h[10] = {0};
   int32_t kv[2] = {1, 1}, iv[12] = {0};
   int64_t sd[2] = {1, 2};
-  llmk_tensor L, O, P, K, Li, Oh, Ph, Kf, L1, P2, P3, K1, O6, Ln, Lnull, SI, SI64, Lh, S,
-      Sf, I, If, Th, M2, KEf, SI6;
+  llmk_tensor L, O, P, K, Li, Oh, Ph, Kf, L1, P2, P3, K1, O6, Ln, Lnull, SI, Lh, S, Sf, I,
+      If, Th, M2, KEf, SI6;
   t2(&L, LLMK_F32, 2, 5, NULL, lg);
   t2(&O, LLMK_F32, 2, 5, NULL, out);
   t1(&P, LLMK_F32, 2, pv);
@@ -1136,7 +1139,6 @@ static void test_errors(void) {
   Lnull = L;
   Lnull.data = NULL;
   t2(&SI, LLMK_I32, 2, 5, NULL, iv);
-  t2(&SI64, LLMK_I64, 2, 5, NULL, lg);
   t2(&Lh, LLMK_F16, 2, 5, NULL, h);
   t1(&S, LLMK_I64, 2, sd);
   t1(&Sf, LLMK_F32, 2, pv);
@@ -1211,7 +1213,7 @@ static void test_errors(void) {
   } W[] = {
       {"sorted_value NULL", NULL, &SI, NULL, LLMK_ERROR_NULL_POINTER, "sorted_value"},
       {"sorted_indices NULL", &L, NULL, NULL, LLMK_ERROR_NULL_POINTER, "sorted_indices"},
-      {"sorted_indices i64", &L, &SI64, NULL, LLMK_ERROR_INVALID_DTYPE, "sorted_indices"},
+      {"sorted_indices f32", &L, &L, NULL, LLMK_ERROR_INVALID_DTYPE, "sorted_indices"},
       {"sorted_value i32", &Li, &SI, NULL, LLMK_ERROR_INVALID_DTYPE, "sorted_value"},
       {"logits f16 vs f32", &L, &SI, &Lh, LLMK_ERROR_INVALID_DTYPE, "logits"},
       {"sorted_indices shape", &L, &SI6, NULL, LLMK_ERROR_INVALID_SHAPE,

@@ -110,7 +110,7 @@ static llmk_status plan_tkp(const char *op, int mode, arg values, arg p, arg k, 
   if (out.t) LLMK__TRY(llmk__check_dtype(op, out.name, out.t, LLMK__DT(dt)));
   if (kept.t) LLMK__TRY(llmk__check_dtype(op, kept.name, kept.t, LLMK__INTS));
   if (logits2.t) LLMK__TRY(llmk__check_dtype(op, logits2.name, logits2.t, LLMK__DT(dt)));
-  if (si.t) LLMK__TRY(llmk__check_dtype(op, si.name, si.t, LLMK__DT(LLMK_I32)));
+  if (si.t) LLMK__TRY(llmk__check_dtype(op, si.name, si.t, LLMK__INTS));
   if (temperature.t)
     LLMK__TRY(llmk__check_dtype(op, temperature.name, temperature.t, LLMK__DT(LLMK_F32)));
   if (seed.t) LLMK__TRY(llmk__check_dtype(op, seed.name, seed.t, LLMK__DT(LLMK_I64)));
@@ -269,12 +269,11 @@ static llmk_status check_values(const tkp_plan *pl, void *ws) {
       }
       memset(seen, 0, (size_t)pl->V);
       for (int64_t j = 0; j < pl->V; j++) {
-        int32_t idx;
-        memcpy(&idx, llmk__view_at(&pl->si, r, j), 4);
+        int64_t idx = llmk__view_get(&pl->si, r, j);
         if (idx < 0 || idx >= pl->V || seen[idx])
           return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
-                             "sorted_indices[%" PRId64 "][%" PRId64 "]=%d is %s", r, j,
-                             (int)idx,
+                             "sorted_indices[%" PRId64 "][%" PRId64 "]=%" PRId64 " is %s",
+                             r, j, idx,
                              idx < 0 || idx >= pl->V ? "outside [0, V)" : "repeated");
         seen[idx] = 1;
       }
