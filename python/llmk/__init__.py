@@ -18,9 +18,10 @@ uint8 array through ``llmk.view(array, 'bf16')``; the same wrapper gives a uint8
 tensor the fp8 dtype of a KV cache). In/out arguments are written in place. Per-row
 scalars (p, k, min_p, temperature, seed, offset, scales) may also be Python numbers.
 
-Threads: ``ctx=None`` runs on the calling thread (as in C) unless set_num_threads(n) was
-called; ``ctx=n`` uses a cached context of n threads; ``ctx=llmk.Context(n)`` an explicit
-one. A failed call raises ``llmk.Error`` (a RuntimeError) carrying the status name and
+Threads: ``ctx=None`` runs with torch.get_num_threads() threads once torch is imported
+(else on the calling thread, as ctx=NULL in C), unless set_num_threads(n) was called;
+``ctx=n`` uses a cached context of n threads; ``ctx=llmk.Context(n)`` an explicit one.
+Results are the same bits for any thread count. A failed call raises ``llmk.Error`` (a RuntimeError) carrying the status name and
 llmk_last_error()'s message; phase 2 errors leave every output unchanged.
 
 The library is found through the LLMK_LIBRARY environment variable (a path to
@@ -28,15 +29,16 @@ libllmk.so), else ``build/libllmk.so`` of the source tree around this package, e
 ctypes.util.find_library('llmk') / the dynamic loader's path.
 """
 
-from ._core import (DTYPES, STATUS_NAMES, Context, Error, library_path, load_library,
-                    set_num_threads, view)
+from ._core import (DTYPES, STATUS_NAMES, Context, Error, default_num_threads,
+                    library_path, load_library, set_num_threads, view)
 from ._ops import (advance_step, apply_top_k_top_p, apply_top_k_top_p_min_p,
                    apply_top_k_top_p_with_sorted, fused_causal_conv1d, gather_pa_kv_cache,
                    sample_top_k_top_p, scatter_pa_kv_cache)
 from . import _core
 
 __all__ = [
-    "Error", "Context", "view", "set_num_threads", "library_path", "load_library",
+    "Error", "Context", "view", "set_num_threads", "default_num_threads", "library_path",
+    "load_library",
     "version", "isa", "native_isa", "set_max_isa", "threading_runtime", "cpu_features",
     "DTYPES", "STATUS_NAMES",
     "advance_step", "scatter_pa_kv_cache", "gather_pa_kv_cache", "apply_top_k_top_p",

@@ -451,20 +451,35 @@ _default_threads = None
 
 
 def set_num_threads(n):
-    """Default for ``ctx=None``: None (the calling thread only, as in C), or a thread
-    count (a context of n threads, cached per Python thread)."""
+    """Default for ``ctx=None``: a thread count (a context of n threads, cached per
+    Python thread; 1 = the calling thread only, as ctx=NULL in C), or None to go back to
+    the default: torch.get_num_threads() once torch is imported, else the calling
+    thread only."""
     global _default_threads
     _default_threads = None if n is None else int(n)
 
 
+def default_num_threads():
+    """The thread count ``ctx=None`` runs with now."""
+    if _default_threads is not None:
+        return _default_threads
+    t = sys.modules.get("torch")
+    if t is not None:
+        try:
+            return max(1, int(t.get_num_threads()))
+        except Exception:
+            return 1
+    return 1
+
+
 def context_handle(ctx):
     if ctx is None:
-        if _default_threads is None:
-            return None
-        ctx = _default_threads
+        ctx = default_num_threads()
     if isinstance(ctx, Context):
         return ctx.handle
     if isinstance(ctx, int):
+        if ctx == 1:
+            return None
         c = _local.contexts.get(ctx)
         if c is None:
             c = _local.contexts[ctx] = Context(ctx)

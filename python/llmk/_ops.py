@@ -19,8 +19,28 @@ def _layout(layout):
     try:
         return _LAYOUTS[str(layout).lower()]
     except KeyError:
-        raise ValueError("llmk: layout must be 'blocks', 'xsplit' or 'nz' (or 0, 1, 2), "
-                         "got %r" % (layout,)) from None
+        raise ValueError("llmk: layout must be 'blocks', 'nhd', 'hnd', 'xsplit' or 'nz' "
+                         "(or 0, 1, 2), got %r" % (layout,)) from None
+
+
+def _is_hnd(layout):
+    return isinstance(layout, str) and layout.lower() == "hnd"
+
+
+def _hnd_view(cache, what):
+    """[num_blocks, H, block_size, D] (HND) as the op's [num_blocks, block_size, H, D]
+    view: the same memory with dims 1 and 2 swapped (no copy)."""
+    if cache is None:
+        return None
+    base = c.unwrap(cache)
+    if len(c.shape_of(base)) != 4:
+        raise ValueError("llmk: layout='hnd' needs a 4-D %s [num_blocks, H, block_size, D], "
+                         "got shape %s" % (what, tuple(c.shape_of(base))))
+    if c._kind(base) == "torch":
+        v = base.transpose(1, 2)
+    else:
+        v = base.swapaxes(1, 2)
+    return c._View(v, cache.dtype) if isinstance(cache, c._View) else v
 
 
 def _rows(x, what):
@@ -85,10 +105,13 @@ def scatter_pa_kv_cache(key, value, key_cache, value_cache, slot_mapping, k_scal
     """llmk_scatter_pa_kv_cache: key_cache(b, o) = key[t] (and value) for every token t
     with slot_mapping[t] >= 0, b/o = slot // / % block_size; a later token wins a
     duplicate slot. value and value_cache may both be None (K only). layout: 'blocks'
-    (4-D [num_blocks, block_size, H, D] view, any strides: NHD, HND via permute),
-    'xsplit' or 'nz'. fp8 caches: pass uint8 tensors through llmk.view(cache,
+    or 'nhd' (4-D [num_blocks, block_size, H, D], any strides), 'hnd' (4-D [num_blocks,
+    H, block_size, D], any strides), 'xsplit' or 'nz'. fp8 caches: pass uint8 tensors through llmk.view(cache,
     'fp8_e4m3fn' / 'fp8_e5m2') with k_scale / v_scale (f32 tensor [] / [1] / [H], or a
     Python float). Returns None."""
+    if _is_hnd(layout):
+        key_cache = _hnd_view(key_cache, "key_cache")
+        value_cache = _hnd_view(value_cache, "value_cache")
     ks, kk = _scale(k_scale, "k_scale")
     vs, vk = _scale(v_scale, "v_scale")
     ts = (tensor(key, "key"), tensor(value, "value"), tensor(key_cache, "key_cache", True),
@@ -106,7 +129,11 @@ def gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, k_scale=N
     """llmk_gather_pa_kv_cache: the tokens of each sequence, in order, into key_out
     [sum(seq_lens), H, Dk] (and value_out). With the 'blocks' layout and no dtype
     change, missing outputs are allocated (contiguous, the cache's dtype); otherwise
-    pass them. Returns key_out, or (key_out, value_out) when value_cache is given."""
+    pass them. layout 'hnd': the caches are [num_blocks, H, block_size, D].
+    Returns key_out, or (key_out, value_out) when value_cache is given."""
+    if _is_hnd(layout):
+        key_cache = _hnd_view(key_cache, "key_cache")
+        value_cache = _hnd_view(value_cache, "value_cache")
     if key_out is None or (value_cache is not None and value_out is None):
         if _layout(layout) != 0 or isinstance(key_cache, c._View):
             raise TypeError("llmk.gather_pa_kv_cache: pass key_out / value_out for this "
@@ -137,7 +164,14 @@ def apply_top_k_top_p(logits, p=None, k=None, out=None, ctx=None):
     """llmk_apply_top_k_top_p: the sort-based top-k / top-p reference's result without a
     sort. logits [B, V] f32/f16/bf16, any strides; p [B] (logits' dtype or f32, or a
     Python float for every row); k [B] i32/i64 (or a Python int); out [B, V] (new when
-    None; may be logits itself: in place). Returns out."""
+    None; may be logits itself: in place). p and k both None: nothing to filter, as in
+    vLLM: returns logits itself (or out, a copy of it, when out is given; the C API
+    refuses that call). Returns out."""
+    if p is None and k is None:
+        if out is None or out is logits:
+            return logits
+        c.unwrap(out)[...] = c.unwrap(logits)
+        return out
     B = _rows(logits, "logits")
     if out is None:
         out = c.like(logits)
@@ -174,7 +208,8 @@ def apply_top_k_top_p_min_p(logits, p=None, k=None, min_p=None, out=None, kept=N
 def apply_top_k_top_p_with_sorted(sorted_value, sorted_indices, p=None, k=None, logits=None,
                                   out=None, ctx=None):
     """llmk_apply_top_k_top_p_with_sorted: for callers that sorted already. sorted_value
-    [B, V] ascending (stable), sorted_indices [B, V] i32 (a permutation per row),
+    [B, V] ascending (stable), sorted_indices [B, V] i32 or i64 (torch.sort's; a
+    permutation per row),
     optional logits supplying the kept values. Returns out ([B, V], new when None)."""
     B = _rows(sorted_value, "sorted_value")
     if out is None:

@@ -263,8 +263,8 @@ def test_apply_top_k_top_p():
     expect_error(lambda: llmk.apply_top_k_top_p(l, p=torch.tensor([0.5, 1.5]), out=l),
                  "LLMK_ERROR_INVALID_VALUE", "top_k_top_p p out of range", "p[1]")
     same_bits(l, keepc, "top_k_top_p error leaves out unchanged")
-    expect_error(lambda: llmk.apply_top_k_top_p(l), "LLMK_ERROR_NULL_POINTER",
-                 "top_k_top_p without p, k")
+    expect_error(lambda: llmk.apply_top_k_top_p_min_p(l), "LLMK_ERROR_NULL_POINTER",
+                 "top_k_top_p_min_p without p, k, min_p")
     expect_error(lambda: llmk.apply_top_k_top_p(l, k=torch.tensor([1, 2, 3])),
                  "LLMK_ERROR_INVALID_SHAPE", "top_k_top_p k shape")
     expect_error(lambda: llmk.apply_top_k_top_p(l, k=2, out=torch.empty(2, 10,
@@ -1180,12 +1180,77 @@ def test_package():
             check(True, "negative numpy strides rejected")
 
 
+def test_torch_defaults():
+    """What a torch caller expects: layout='hnd' takes the HND cache itself, ctx=None
+    follows torch.get_num_threads(), torch.sort's i64 indices, and k=p=None is a no-op."""
+    # HND: [num_blocks, H, block_size, D]; H == block_size is the case an NHD reading of
+    # the same tensor gets wrong without an error.
+    for H, bs in ((4, 4), (2, 8)):
+        nb, D, T = 5, 16, 11
+        key = torch.randn(T, H, D, generator=GEN)
+        val = torch.randn(T, H, D, generator=GEN)
+        slots = torch.randperm(nb * bs, generator=GEN)[:T]
+        kc = torch.randn(nb, H, bs, D, generator=GEN)
+        vc = torch.randn(nb, H, bs, D, generator=GEN)
+        ek, ev = kc.clone(), vc.clone()
+        ek[slots // bs, :, slots % bs] = key
+        ev[slots // bs, :, slots % bs] = val
+        llmk.scatter_pa_kv_cache(key, val, kc, vc, slots, layout="hnd")
+        same_bits(kc, ek, "scatter layout='hnd' H=%d block_size=%d key_cache" % (H, bs))
+        same_bits(vc, ev, "scatter layout='hnd' H=%d block_size=%d value_cache" % (H, bs))
+        lens = torch.tensor([bs + 1, 2 * bs])
+        bt = torch.tensor([[3, 1], [0, 4]])
+        ko, vo = llmk.gather_pa_kv_cache(kc, vc, bt, lens, layout="hnd")
+        pos = [(int(bt[i, j // bs]), j % bs) for i in range(2) for j in range(int(lens[i]))]
+        same_bits(ko, torch.stack([kc[b, :, o] for b, o in pos]),
+                  "gather layout='hnd' H=%d block_size=%d key_out" % (H, bs))
+        same_bits(vo, torch.stack([vc[b, :, o] for b, o in pos]),
+                  "gather layout='hnd' H=%d block_size=%d value_out" % (H, bs))
+    try:
+        llmk.scatter_pa_kv_cache(key, val, kc[0], vc[0], slots, layout="hnd")
+        check(False, "layout='hnd' with a 3-D cache refused")
+    except ValueError as e:
+        check("hnd" in str(e), "layout='hnd' with a 3-D cache refused: %s" % e)
+    # threads
+    saved = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        check(llmk.default_num_threads() == 2, "ctx=None follows torch.set_num_threads(2)")
+        torch.set_num_threads(1)
+        check(llmk.default_num_threads() == 1, "ctx=None follows torch.set_num_threads(1)")
+        llmk.set_num_threads(3)
+        check(llmk.default_num_threads() == 3, "set_num_threads(3) overrides torch's count")
+        llmk.set_num_threads(None)
+        check(llmk.default_num_threads() == 1, "set_num_threads(None): torch's count again")
+        l = make_logits(4, 3000, torch.float32)
+        torch.set_num_threads(2)
+        o2 = llmk.apply_top_k_top_p(l, k=9, p=0.8)
+        torch.set_num_threads(1)
+        o1 = llmk.apply_top_k_top_p(l, k=9, p=0.8)
+        same_bits(o2, o1, "ctx=None with torch's 2 threads and with 1 give the same bits")
+    finally:
+        torch.set_num_threads(saved)
+    # torch.sort's indices are i64
+    l = make_logits(3, 700, torch.float32)
+    sv, si = torch.sort(l, dim=-1, stable=True)
+    check(si.dtype == torch.int64, "torch.sort gives i64 indices")
+    o64 = llmk.apply_top_k_top_p_with_sorted(sv, si, p=0.7, k=20, logits=l)
+    o32 = llmk.apply_top_k_top_p_with_sorted(sv, si.to(torch.int32), p=0.7, k=20, logits=l)
+    same_bits(o64, o32, "with_sorted: i64 indices give the i32 result")
+    same_bits(o64, llmk.apply_top_k_top_p(l, p=0.7, k=20), "with_sorted i64 == unsorted op")
+    # nothing to filter
+    check(llmk.apply_top_k_top_p(l) is l, "apply_top_k_top_p(logits) returns logits itself")
+    o = torch.empty_like(l)
+    check(llmk.apply_top_k_top_p(l, out=o) is o and torch.equal(o, l),
+          "apply_top_k_top_p(logits, out=o) copies logits into o")
+
+
 def main():
     t0 = time.time()
     print("llmk %s (%s, isa %s, %s), torch %s, numpy %s" % (
         llmk.version(), llmk.library_path(), llmk.isa(), llmk.threading_runtime(),
         torch.__version__, np.__version__ if np is not None else "absent"))
-    for fn in (test_package, test_apply_top_k_top_p, test_min_p_with_sorted_sample, test_kv_cache,
+    for fn in (test_package, test_torch_defaults, test_apply_top_k_top_p, test_min_p_with_sorted_sample, test_kv_cache,
                test_advance_step, test_causal_conv1d):
         try:
             fn()
