@@ -24,10 +24,16 @@ Threads: ``ctx=None`` runs with torch.get_num_threads() threads once torch is im
 Results are the same bits for any thread count. A failed call raises ``llmk.Error`` (a RuntimeError) carrying the status name and
 llmk_last_error()'s message; phase 2 errors leave every output unchanged.
 
+With torch installed, ``import llmk`` also registers every op with the torch dispatcher
+as ``torch.ops.llmk.<op>`` (CPU and Meta kernels; see llmk/_torch_ops.py for the schemas),
+so that torch.jit.trace records them; LLMK_NO_TORCH_OPS=1 skips that (and torch's import).
+
 The library is found through the LLMK_LIBRARY environment variable (a path to
 libllmk.so), else ``build/libllmk.so`` of the source tree around this package, else
 ctypes.util.find_library('llmk') / the dynamic loader's path.
 """
+
+import os
 
 from ._core import (DTYPES, STATUS_NAMES, Context, Error, default_num_threads,
                     library_path, load_library, set_num_threads, view)
@@ -35,6 +41,18 @@ from ._ops import (advance_step, apply_top_k_top_p, apply_top_k_top_p_min_p,
                    apply_top_k_top_p_with_sorted, fused_causal_conv1d, gather_pa_kv_cache,
                    sample_top_k_top_p, scatter_pa_kv_cache)
 from . import _core
+
+
+def _register_torch_ops():
+    # torch.ops.llmk.<op>: only where torch is installed; llmk itself does not need it.
+    import importlib.util
+    if os.environ.get("LLMK_NO_TORCH_OPS") or importlib.util.find_spec("torch") is None:
+        return None
+    from . import _torch_ops
+    return _torch_ops.register()
+
+
+_torch_library = _register_torch_ops()
 
 __all__ = [
     "Error", "Context", "view", "set_num_threads", "default_num_threads", "library_path",

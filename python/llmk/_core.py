@@ -84,12 +84,12 @@ def _candidates():
         yield env
         return  # an explicit choice: nothing else is tried
     here = os.path.dirname(os.path.abspath(__file__))
+    # the copy pip install / pip wheel put inside the package (setup.py)
+    yield os.path.join(here, "libllmk.so")
     # python/llmk/ inside the source tree: the usual build folders of the checkout.
     root = os.path.dirname(os.path.dirname(here))
     for build in ("build", "build-release", "_build"):
         yield os.path.join(root, build, "libllmk.so")
-    # an installed layout: <prefix>/lib/pythonX/site-packages/llmk -> <prefix>/lib
-    yield os.path.join(here, "libllmk.so")
     # ldconfig's cache: finds a runtime-only install (libllmk.so.MAJOR.MINOR, no dev link)
     found = ctypes.util.find_library("llmk")
     if found:
@@ -149,9 +149,10 @@ def _declare(lib):
 
 def load_library(path=None):
     """Loads libllmk (once) and returns the ctypes.CDLL. Search order: ``path``, the
-    environment variable LLMK_LIBRARY, ``build/libllmk.so`` of the source tree this
-    package sits in, ``ctypes.util.find_library('llmk')``, then ``libllmk.so`` on the
-    dynamic loader's path."""
+    environment variable LLMK_LIBRARY, the package's own libllmk.so (pip install),
+    ``build/libllmk.so`` of the source tree this package sits in,
+    ``ctypes.util.find_library('llmk')``, then ``libllmk.so`` on the dynamic loader's
+    path."""
     global _lib, _lib_path
     if _lib is not None and path is None:
         return _lib

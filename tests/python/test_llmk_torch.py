@@ -1245,12 +1245,103 @@ def test_torch_defaults():
           "apply_top_k_top_p(logits, out=o) copies logits into o")
 
 
+def test_torch_ops():
+    """torch.ops.llmk.<op>: each op through the dispatcher gives the Python function's
+    bits; jit.trace records the op; meta tensors get their shapes."""
+    from llmk import _torch_ops
+    ops = torch.ops.llmk
+    for name in _torch_ops.OPS:
+        check(hasattr(ops, name), "torch.ops.llmk.%s registered" % name)
+    l = make_logits(3, 900, torch.float32)
+    p = torch.tensor([0.8, 0.3, 1.0])
+    k = torch.tensor([10, 900, 2], dtype=torch.int64)
+    want = llmk.apply_top_k_top_p(l, p=p, k=k)
+    same_bits(ops.apply_top_k_top_p(l, p, k), want, "torch.ops apply_top_k_top_p")
+    same_bits(ops.apply_top_k_top_p(l, None, None), l, "torch.ops apply_top_k_top_p no p, k")
+    li = l.clone()
+    ops.apply_top_k_top_p_(li, p, k)
+    same_bits(li, want, "torch.ops apply_top_k_top_p_ (in place)")
+    mp = torch.tensor([0.1, 0.0, 0.5])
+    same_bits(ops.apply_top_k_top_p_min_p(l, p, k, mp),
+              llmk.apply_top_k_top_p_min_p(l, p=p, k=k, min_p=mp), "torch.ops min_p")
+    sv, si = torch.sort(l, dim=-1, stable=True)
+    same_bits(ops.apply_top_k_top_p_with_sorted(sv, si, p, k, l), want,
+              "torch.ops with_sorted (torch.sort's i64 indices)")
+    seed = torch.tensor([1, 2, 3])
+    check(torch.equal(ops.sample_top_k_top_p(l, seed, p, k, None, None, None),
+                      llmk.sample_top_k_top_p(l, p=p, k=k, seed=seed)),
+          "torch.ops sample_top_k_top_p")
+    # KV: NHD and HND, f16 and an fp8 (uint8) cache
+    for layout in ("nhd", "hnd"):
+        for cdt in ("auto", "fp8_e4m3fn"):
+            nb, bs, H, D, T = 4, 8, 2, 16, 9
+            key = torch.randn(T, H, D, generator=GEN).half()
+            val = torch.randn(T, H, D, generator=GEN).half()
+            slots = torch.randperm(nb * bs, generator=GEN)[:T]
+            shape = (nb, bs, H, D) if layout == "nhd" else (nb, H, bs, D)
+            dt = torch.float16 if cdt == "auto" else torch.uint8
+            kc, vc = torch.zeros(shape, dtype=dt), torch.zeros(shape, dtype=dt)
+            kc2, vc2 = kc.clone(), vc.clone()
+            ks = None if cdt == "auto" else torch.tensor([0.5])
+            wrap = (lambda t: t) if cdt == "auto" else (lambda t: llmk.view(t, cdt))
+            ops.scatter_pa_kv_cache(key, val, kc, vc, slots, ks, ks, layout, cdt)
+            llmk.scatter_pa_kv_cache(key, val, wrap(kc2), wrap(vc2), slots, k_scale=ks,
+                                     v_scale=ks, layout=layout)
+            what = "torch.ops scatter_pa_kv_cache %s %s" % (layout, cdt)
+            same_bits(kc, kc2, what + " key_cache")
+            same_bits(vc, vc2, what + " value_cache")
+            bt = torch.tensor([[1, 3], [0, 2]])
+            lens = torch.tensor([11, 5])
+            odt = torch.float16
+            ko, vo = torch.empty(16, H, D, dtype=odt), torch.empty(16, H, D, dtype=odt)
+            ops.gather_pa_kv_cache(kc, vc, bt, lens, ko, vo, ks, ks, layout, cdt)
+            ek, ev = llmk.gather_pa_kv_cache(wrap(kc), wrap(vc), bt, lens, k_scale=ks,
+                                             v_scale=ks, key_out=torch.empty_like(ko),
+                                             value_out=torch.empty_like(vo), layout=layout)
+            what = "torch.ops gather_pa_kv_cache %s %s" % (layout, cdt)
+            same_bits(ko, ek, what + " key_out")
+            same_bits(vo, ev, what + " value_out")
+    # advance_step
+    n, bs = 5, 4
+    bt = torch.arange(n * 3, dtype=torch.int32).view(n, 3)
+    args = [torch.zeros(n, dtype=torch.int64), torch.arange(n, dtype=torch.int64).view(n, 1),
+            torch.zeros(n, dtype=torch.int64), torch.tensor([1, 4, 5, 7, 2], dtype=torch.int32),
+            torch.zeros(n, dtype=torch.int64)]
+    a2 = [t.clone() for t in args]
+    ops.advance_step(args[0], args[1], args[2], args[3], args[4], bt, None, None, n, n, bs)
+    llmk.advance_step(a2[0], a2[1], a2[2], a2[3], a2[4], bt, num_seqs=n, num_queries=n,
+                      block_size=bs)
+    check(all(torch.equal(a, b) for a, b in zip(args, a2)), "torch.ops advance_step")
+    # conv, in place
+    x = torch.randn(2, 6, 32, generator=GEN)
+    w = torch.randn(4, 32, generator=GEN)
+    st = torch.randn(2, 3, 32, generator=GEN)
+    x2, st2 = x.clone(), st.clone()
+    ops.fused_causal_conv1d(x, w, st, None, torch.tensor([1, 0]), None, None, None,
+                            None, None, None, -1, -1, 0, 0, 0, 1)
+    llmk.fused_causal_conv1d(x2, w, st2, cache_indices=[1, 0], activation="silu")
+    same_bits(x, x2, "torch.ops fused_causal_conv1d x")
+    same_bits(st, st2, "torch.ops fused_causal_conv1d conv_states")
+    # tracing and meta
+    def f(x, p, k):
+        return torch.ops.llmk.apply_top_k_top_p(x, p, k)
+    tr = torch.jit.trace(f, (l, p, k))
+    check("llmk::apply_top_k_top_p" in str(tr.graph), "jit.trace keeps llmk::apply_top_k_top_p")
+    l2 = make_logits(3, 900, torch.float32)
+    same_bits(tr(l2, p, k), llmk.apply_top_k_top_p(l2, p=p, k=k), "traced function's result")
+    m = ops.apply_top_k_top_p(torch.empty(3, 900, device="meta"), p.to("meta"), k.to("meta"))
+    check(m.device.type == "meta" and tuple(m.shape) == (3, 900), "meta shape inference")
+    m = ops.sample_top_k_top_p(torch.empty(3, 900, device="meta"), seed.to("meta"), None,
+                               None, None, None, None)
+    check(tuple(m.shape) == (3,) and m.dtype == torch.int64, "meta: sample gives [B] i64")
+
+
 def main():
     t0 = time.time()
     print("llmk %s (%s, isa %s, %s), torch %s, numpy %s" % (
         llmk.version(), llmk.library_path(), llmk.isa(), llmk.threading_runtime(),
         torch.__version__, np.__version__ if np is not None else "absent"))
-    for fn in (test_package, test_torch_defaults, test_apply_top_k_top_p, test_min_p_with_sorted_sample, test_kv_cache,
+    for fn in (test_package, test_torch_defaults, test_torch_ops, test_apply_top_k_top_p, test_min_p_with_sorted_sample, test_kv_cache,
                test_advance_step, test_causal_conv1d):
         try:
             fn()
