@@ -88,7 +88,7 @@ def _candidates():
     yield os.path.join(here, "libllmk.so")
     # python/llmk/ inside the source tree: the usual build folders of the checkout.
     root = os.path.dirname(os.path.dirname(here))
-    for build in ("build", "build-release", "_build"):
+    for build in ("build", "build-release", "_build", "build/python-cmake"):
         yield os.path.join(root, build, "libllmk.so")
     # ldconfig's cache: finds a runtime-only install (libllmk.so.MAJOR.MINOR, no dev link)
     found = ctypes.util.find_library("llmk")
