@@ -15,9 +15,6 @@ in each docstring.
 Torch without float8 dtypes (before 2.1): fp8 caches are ``torch.uint8`` tensors, as vLLM
 allocates them; ``kv_cache_dtype`` says which fp8 format they hold. A torch that has float8
 dtypes may pass float8 caches too.
-
-causal_conv1d_fn / causal_conv1d_update are not here yet (the native op is being extended
-for vLLM's state layout).
 """
 
 from . import _core as c
@@ -121,7 +118,9 @@ def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping,
 
     Differences: vLLM requires key_cache.stride(0) == value_cache.stride(0) and a unit
     head-dim stride; llmk takes any non-negative strides. An out-of-range slot is
-    LLMK_ERROR_INVALID_VALUE (nothing written). kv_cache_dtype "nvfp4" is not supported.
+    LLMK_ERROR_INVALID_VALUE (nothing written). A scale that is 0, negative, infinite or
+    NaN is LLMK_ERROR_INVALID_VALUE ("k_scale[0]=0 must be finite and > 0") where vLLM
+    divides by it. kv_cache_dtype "nvfp4" is not supported.
     """
     if kv_cache_dtype in ("nvfp4", "nvfp4_4over6"):
         raise ValueError("llmk.vllm.reshape_and_cache_flash: kv_cache_dtype %r is not "
@@ -192,7 +191,9 @@ def apply_top_k_top_p(logits, k, p):
     torch.sort is not guaranteed stable, so at a top-p boundary inside a group of equal
     logits the kept members may differ. k <= 0 or k > V disables top-k in llmk (vLLM's
     gather fails or wraps); k with shape [1] for B > 1 is refused (vLLM would apply row
-    0's threshold to every row); p outside [0, 1] is LLMK_ERROR_INVALID_VALUE.
+    0's threshold to every row: llmk says "k.shape[0]=1 must equal B=4"); p outside
+    [0, 1] is LLMK_ERROR_INVALID_VALUE ("p[0]=1.5 must be in [0, 1]"); p must be f32 or
+    the logits' dtype (an f64 p is a TypeError where vLLM's torch code would take it).
     """
     if k is None and p is None:
         return logits

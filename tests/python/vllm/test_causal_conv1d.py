@@ -54,9 +54,9 @@ Run: LLMK_LIBRARY=build/libllmk.so PYTHONPATH=python python3 tests/python/vllm/t
 import random
 import sys
 
-import torch.nn.functional as F
+from _harness import Harness, llmk, ops, torch  # exits 77 first when torch is missing
 
-from _harness import Harness, llmk, ops, torch
+import torch.nn.functional as F  # noqa: E402
 
 H_ = Harness("test_causal_conv1d")
 PAD_SLOT_ID = -1
