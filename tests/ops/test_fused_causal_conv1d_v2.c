@@ -53,6 +53,8 @@ typedef struct vcase {
   int64_t qsl[17], ci[16], nacc[16], csl[16], max_query_len;
   unsigned char his[16];
   bool has_ci, has_nacc, has_his, silu, has_bias, in_place, i64;
+  bool lib_nacc0; /* the library gets num_accepted_tokens = 0 (prefill rows), the
+                     reference none */
   int64_t pad;
   uint32_t *x, *w, *bias, *st, *y0;
 } vcase;
@@ -218,7 +220,10 @@ static uint32_t *run_lib(const vcase *c, const layout *l, llmk_isa isa, llmk_con
   itens iq, ic, in, il, inct;
   const llmk_tensor *q = c->S > 0 ? NULL : itens_of(&iq, c->qsl, c->batch + 1, c->i64);
   const llmk_tensor *ci = c->has_ci ? itens_of(&ic, c->ci, c->batch, c->i64) : NULL;
-  const llmk_tensor *na = c->has_nacc ? itens_of(&in, c->nacc, c->batch, c->i64) : NULL;
+  static const int64_t zeros[16];
+  const llmk_tensor *na = c->has_nacc    ? itens_of(&in, c->nacc, c->batch, c->i64)
+                          : c->lib_nacc0 ? itens_of(&in, zeros, c->batch, c->i64)
+                                         : NULL;
   const llmk_tensor *nct = ex->nct ? itens_of(&inct, ex->nct, c->batch, !c->i64) : NULL;
   const llmk_tensor *cs =
       c->mode == M_RING ? itens_of(&il, c->csl, c->batch, c->i64) : NULL;
@@ -370,6 +375,7 @@ static void gen_fn(vcase *c, int64_t K, fcc_ref_dtype dt) {
   gen_lines(c);
   c->has_his = rr(0, 3) != 0;
   for (int64_t b = 0; b < c->batch; b++) c->his[b] = (unsigned char)(rr(0, 2) ? 1 : 0);
+  c->lib_nacc0 = rr(0, 2) == 0;
   gen_buffers(c);
 }
 
@@ -422,6 +428,7 @@ static void run_case(vcase *c, const char *what, llmk_context *ctx2) {
 static void prefill_then_spec(int64_t K, fcc_ref_dtype dt, llmk_context *ctx2) {
   vcase f, u;
   gen_fn(&f, K, dt);
+  f.lib_nacc0 = false;
   int64_t m = rr(1, 3);
   f.C = K - 1 + m;
   free(f.st);
@@ -474,6 +481,7 @@ static void tail_vs_out(int64_t K, fcc_ref_dtype dt, llmk_context *ctx2) {
   vcase c;
   gen_fn(&c, K, dt);
   c.has_his = true;
+  c.lib_nacc0 = false;
   int64_t nct[16];
   for (int64_t b = 0; b < c.batch; b++) nct[b] = c.his[b] ? 5 : 0;
   call_extra e1 = {LLMK_CONV_STATE_TAIL, nct, true};
@@ -659,7 +667,7 @@ int main(void) {
   char what[96];
   for (int64_t K = 2; K <= 4; K++)
     for (int di = 0; di < 3; di++)
-      for (int rep = 0; rep < 3; rep++) {
+      for (int rep = 0; rep < 8; rep++) {
         vcase c;
         gen_fn(&c, K, dts[di]);
         snprintf(what, sizeof what, "fn K=%d dt=%d #%d", (int)K, di, rep);
