@@ -274,7 +274,7 @@ static llmk_status check_y(const llmk_tensor *x, const llmk_tensor *y, bool v2) 
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "y.rank=%d must be x.rank=%d",
                        (int)y->rank, (int)x->rank);
   for (int i = 0; i < x->rank; i++) {
-    char what[16];
+    char what[24]; /* "x.shape[" + any int + "]" */
     snprintf(what, sizeof what, "x.shape[%d]", i);
     LLMK__TRY(llmk__check_dim(op, "y", y, i, x->shape[i], what));
   }
