@@ -27,6 +27,7 @@
 #include "test_util.h"
 
 static int g_fail, g_cases, g_cmp;
+static bool g_big; /* large cases: dim > 4096, 8 sequences */
 
 #define CHECK(cond, ...)                                   \
   do {                                                     \
@@ -291,6 +292,7 @@ static void run_all(const vcase *c, const uint32_t *ref, const call_extra *ex,
   uint32_t *first = NULL;
   llmk_isa isas[2] = {LLMK_ISA_SCALAR, llmk_get_native_isa()};
   for (int li = 0; li < 8; li++) {
+    if (g_big && li != 0 && li != 7) continue; /* plain and all strided */
     layout l = {(li & 1) != 0, (li & 2) != 0, (li & 4) != 0};
     for (int ii = 0; ii < 2; ii++)
       for (int ci = 0; ci < 2; ci++) {
@@ -323,6 +325,10 @@ static void gen_common(vcase *c, int mode, int64_t K, fcc_ref_dtype dt) {
   c->K = K;
   c->dim = rr(0, 2) == 0 ? rr(1, 5) : rr(16, 40);
   c->batch = rr(1, 5);
+  if (g_big) { /* enough bytes for the run to split over threads */
+    c->dim = 4200 + rr(0, 17);
+    c->batch = 8;
+  }
   c->silu = rr(0, 2) == 0;
   c->has_bias = rr(0, 1);
   c->in_place = rr(0, 1);
@@ -688,6 +694,21 @@ int main(void) {
         prefill_then_spec(K, dts[di], ctx2);
         tail_vs_out(K, dts[di], ctx2);
       }
+  /* the general run split over 2 threads: the same bytes as on one */
+  g_big = true;
+  for (int di = 0; di < 3; di++) {
+    vcase c;
+    gen_fn(&c, 4, dts[di]);
+    run_case(&c, "big fn", ctx2);
+    free_case(&c);
+    gen_update(&c, 3, dts[di], true);
+    run_case(&c, "big update nacc", ctx2);
+    free_case(&c);
+    gen_ring(&c, 2, dts[di]);
+    run_case(&c, "big ring", ctx2);
+    free_case(&c);
+  }
+  g_big = false;
   refusals();
   llmk_context_destroy(ctx2);
   printf(
