@@ -113,6 +113,75 @@ LLMK_API llmk_status llmk_fused_causal_conv1d_out_get_workspace_size(
     llmk_activation activation, const llmk_tensor *y /* optional: NULL = in place */,
     size_t *workspace_size, llmk_plan **plan);
 
+/* Where a cache line keeps its tokens (the options' state_align). */
+typedef enum llmk_conv_state_align {
+  /* CANN (and the entries above): the last K-1 history rows are rows [C-(K-1), C) */
+  LLMK_CONV_STATE_TAIL = 0,
+  /* vLLM (causal_conv1d_fn / causal_conv1d_update): history from row 0 (row
+   * nacc[b]-1 with speculative decoding), writes from row 0 */
+  LLMK_CONV_STATE_HEAD = 1,
+} llmk_conv_state_align;
+
+/* Options of llmk_fused_causal_conv1d_v2_get_workspace_size. Zero everything, then set
+ * struct_size = sizeof(llmk_causal_conv1d_options); a member past struct_size counts
+ * as zero / NULL, so a caller built against this header keeps working when members are
+ * appended. */
+typedef struct llmk_causal_conv1d_options {
+  size_t struct_size;
+  llmk_conv_state_align state_align;
+  /* [batch], u8, i8, i32 or i64 (a bool tensor viewed as u8): 0 = the sequence has no
+   * history (K-1 zero rows, no line read), as num_computed_tokens[b] == 0; NULL: all
+   * have one (unless num_computed_tokens says otherwise) */
+  const llmk_tensor *has_initial_state;
+  /* [batch], i32 or i64, values >= 0: each line is a ring (causal-conv1d's circular
+   * buffer); NULL: no ring */
+  const llmk_tensor *cache_seqlens;
+  /* the output, as in the _out entry; NULL: in place */
+  const llmk_tensor *y;
+} llmk_causal_conv1d_options;
+
+/* The op with the options above, and with any element strides (none need be 1, so
+ * vLLM's (dim, K) weight, (lines, dim, C) state and (dim, T) x are passed as
+ * transposed views, without copies). Run with llmk_fused_causal_conv1d. opts NULL, or
+ * all options zero with every last stride 1, is the _out entry with y NULL: the same
+ * plan and bytes. Results never depend on the strides: a strided call gives the bytes
+ * of the same call on contiguous copies.
+ *
+ * Steps 1, 3, 5-9 as above (step 5 writes rows [0, K-1) of a fill line with HEAD);
+ * has_initial_state[b] == 0 joins num_computed_tokens[b] == 0 in step 2 (zero history).
+ * With state_align HEAD, steps 2 and 4 become, per sequence b (the vLLM layout):
+ *   2h. nacc given and nacc[b] >= 1 (speculative): offset = nacc[b] - 1,
+ *       n = K-2+L; otherwise offset = 0, n = K-1. Unless the history is zero, it is
+ *       rows [offset, offset+K-1) of line R (xp[0:K-1]).
+ *   4h. conv_states[W][i] = xp[K-1+L-n+i] for i < n (xp = history ++ x_b); rows
+ *       [n, C) keep their bits.
+ * With cache_seqlens (a ring; state_align has no effect), s = cache_seqlens[b] mod C:
+ *   2r. history row j (j < K-1) is row (s - (K-1) + j) mod C of line R.
+ *   4r. conv_states[W][(s + i) mod C] = x_b[i] for max(L-C, 0) <= i < L; the other rows
+ *       keep their bits. cache_seqlens is only read (the caller advances it).
+ *
+ * Phase 1 statuses as above, and: LLMK_ERROR_INVALID_ATTRIBUTE (struct_size smaller
+ * than the first version's, or a non-zero byte past the members this library knows;
+ * state_align not TAIL or HEAD; cache_seqlens with num_accepted_tokens or with prefix
+ * caching), LLMK_ERROR_INVALID_DTYPE / INVALID_SHAPE / NULL_POINTER for
+ * has_initial_state and cache_seqlens (dtype, [batch]), LLMK_ERROR_OVERLAP when a
+ * written tensor's elements share memory (strides) or it overlaps another tensor.
+ * Phase 2, LLMK_ERROR_INVALID_VALUE before anything is written, also for: HEAD with
+ * nacc[b] >= 1 and K-2+L > C (the rows written pass the line), cache_seqlens[b] < 0. */
+LLMK_API llmk_status llmk_fused_causal_conv1d_v2_get_workspace_size(
+    const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
+    const llmk_tensor *query_start_loc /* optional */,
+    const llmk_tensor *cache_indices /* optional */,
+    const llmk_tensor *num_accepted_tokens /* optional */,
+    const llmk_tensor *num_computed_tokens /* optional */,
+    const llmk_tensor *block_idx_first_scheduled_token /* optional */,
+    const llmk_tensor *block_idx_last_scheduled_token /* optional */,
+    const llmk_tensor *initial_state_idx /* optional */,
+    const llmk_tensor *bias /* optional */, int64_t pad_slot_id, int64_t max_query_len,
+    int64_t residual_connection, int64_t block_size, int64_t conv_mode,
+    llmk_activation activation, const llmk_causal_conv1d_options *opts /* optional */,
+    size_t *workspace_size, llmk_plan **plan);
+
 LLMK_API llmk_status llmk_fused_causal_conv1d(void *workspace, size_t workspace_size,
                                               llmk_plan *plan, llmk_context *ctx);
 

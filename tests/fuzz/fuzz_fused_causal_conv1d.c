@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fused_causal_conv1d: 2-D varlen x with query_start_loc and 3-D x, cache indices, APC
  * (block tables of lines), MTP (num_accepted_tokens), conv_mode, residual, bias,
- * activation; index values at the edges. */
+ * activation; index values at the edges. The v2 entry (opts bits 32-128): HEAD
+ * alignment, has_initial_state, cache_seqlens, with the strides the reader picks. */
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -9,17 +10,27 @@
 static const llmk_dtype x_dt[] = {LLMK_F32, LLMK_F16, LLMK_BF16};
 static const llmk_dtype idx_dt[] = {LLMK_I32, LLMK_I64};
 
-enum { X, W, CS, QSL, CI, NACC, NCT, BF, BL, ISI, BIAS, NT_ };
+enum { X, W, CS, QSL, CI, NACC, NCT, BF, BL, ISI, BIAS, HIS, CSL, NT_ };
 typedef struct call {
   fz_tensor t[NT_];
   llmk_tensor *p[NT_];
   int64_t pad, mql, res, bsz, mode;
   int act;
+  bool v2;
+  llmk_causal_conv1d_options o;
 } call;
 
 static int plan(void *arg, size_t *ws, void **p) {
   call *c = arg;
   llmk_tensor **t = c->p;
+  if (c->v2) {
+    c->o.has_initial_state = t[HIS];
+    c->o.cache_seqlens = t[CSL];
+    return llmk_fused_causal_conv1d_v2_get_workspace_size(
+        t[X], t[W], t[CS], t[QSL], t[CI], t[NACC], t[NCT], t[BF], t[BL], t[ISI], t[BIAS],
+        c->pad, c->mql, c->res, c->bsz, c->mode, (llmk_activation)c->act, &c->o, ws,
+        (llmk_plan **)p);
+  }
   return llmk_fused_causal_conv1d_get_workspace_size(
       t[X], t[W], t[CS], t[QSL], t[CI], t[NACC], t[NCT], t[BF], t[BL], t[ISI], t[BIAS],
       c->pad, c->mql, c->res, c->bsz, c->mode, (llmk_activation)c->act, ws,
@@ -37,7 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bool three_d = fz_bool(&r);
   int64_t batch = fz_int(&r), dim = fz_int(&r), K = fz_int(&r), lines = fz_int(&r);
   int64_t C = fz_int(&r);
-  uint8_t opts = fz_u8(&r); /* 1 cache_indices, 2 nacc, 4 nct, 8 APC, 16 bias */
+  /* 1 cache_indices, 2 nacc, 4 nct, 8 APC, 16 bias; v2: 32 HEAD, 64
+   * has_initial_state, 128 cache_seqlens */
+  uint8_t opts = fz_u8(&r);
   int64_t mb = (opts & 8) ? fz_int(&r) : 1;
   c.pad = fz_bool(&r) ? -1 : fz_int(&r);
   c.mql = fz_bool(&r) ? -1 : fz_int(&r);
@@ -95,6 +108,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (opts & 16) {
     s[0] = dim;
     t[BIAS] = fz_tensor_new(&r, &c.t[BIAS], wdt, 2, 1, s);
+  }
+  c.v2 = (opts & (32 | 64 | 128)) != 0;
+  c.o.struct_size = sizeof c.o;
+  c.o.state_align = (opts & 32) ? LLMK_CONV_STATE_HEAD : LLMK_CONV_STATE_TAIL;
+  s[0] = batch;
+  if (opts & 64) {
+    static const llmk_dtype his_dt[] = {LLMK_U8, LLMK_I32};
+    t[HIS] = fz_tensor_new(&r, &c.t[HIS], his_dt, 2, 1, s);
+    fz_fill_index(&r, &c.t[HIS], 2);
+  }
+  if (opts & 128) {
+    t[CSL] = fz_tensor_new(&r, &c.t[CSL], idx_dt, 2, 1, s);
+    fz_fill_index(&r, &c.t[CSL], 3 * (C > 0 && C < 64 ? C : 1));
   }
   fz_op op = {plan, exec, fz_plan_destroy, &c, "fused_causal_conv1d"};
   fz_run(&r, &op);

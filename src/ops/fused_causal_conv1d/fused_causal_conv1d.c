@@ -8,6 +8,7 @@
  * fill lines are written from the history and the original x rows, and last the conv
  * streams over the tokens, keeping the last K originals as f32 in a ring. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,9 +37,11 @@ static llmk_status check_vec(const named *a, int64_t n, const char *what) {
   return llmk__check_dim(op, a->name, a->t, 0, n, what);
 }
 
+/* v2: any channel strides (the rows checks below then apply to unit ones only; a
+ * written tensor's self-overlap is refused by the overlap check). */
 static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_query_len,
                             int64_t residual, int64_t block_size, int64_t conv_mode,
-                            llmk_activation activation, conv_plan *p) {
+                            llmk_activation activation, bool v2, conv_plan *p) {
   enum { X, WEIGHT, CS, QSL, CI, NACC, NCT, FIRST, LAST, INIT, BIAS, N };
   /* 1. required tensors */
   for (int i = 0; i < 3; i++)
@@ -107,21 +110,23 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   const named *unit[3] = {&t[X], &t[WEIGHT], &t[CS]};
   for (int i = 0; i < 3; i++) {
     const llmk_tensor *u = unit[i]->t;
-    if (dim > 1 && u->strides[u->rank - 1] != 1)
+    if (!v2 && dim > 1 && u->strides[u->rank - 1] != 1)
       return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                          "%s.strides[%d]=%" PRId64 " must be 1 (channels contiguous)",
                          unit[i]->name, (int)u->rank - 1, u->strides[u->rank - 1]);
   }
   /* (with dim 0 x has no rows, and its strides need not fit the arithmetic) */
-  bool xok =
-      dim <= 0 || (x->rank == 2 ? rows_disjoint(1, 0, x->shape[0], x->strides[0], dim)
-                                : rows_disjoint(x->shape[0], x->strides[0], x->shape[1],
-                                                x->strides[1], dim));
+  bool xunit = dim <= 1 || x->strides[x->rank - 1] == 1;
+  bool csunit = dim <= 1 || cs->strides[2] == 1;
+  bool xok = dim <= 0 || !xunit ||
+             (x->rank == 2 ? rows_disjoint(1, 0, x->shape[0], x->strides[0], dim)
+                           : rows_disjoint(x->shape[0], x->strides[0], x->shape[1],
+                                           x->strides[1], dim));
   if (dim > 0 && !xok)
     return llmk__error(
         LLMK_ERROR_INVALID_SHAPE, op,
         "x's strides make token rows overlap (in/out rows must be distinct)");
-  if (dim > 0 &&
+  if (dim > 0 && csunit &&
       !rows_disjoint(cs->shape[0], cs->strides[0], cs->shape[1], cs->strides[1], dim))
     return llmk__error(
         LLMK_ERROR_INVALID_SHAPE, op,
@@ -198,6 +203,10 @@ static llmk_status validate(const named *t, int64_t pad_slot_id, int64_t max_que
   p->ws0 = w->strides[0];
   p->bias = t[BIAS].t ? t[BIAS].t->data : NULL;
   p->bs0 = t[BIAS].t ? t[BIAS].t->strides[0] : 0;
+  p->xsd = dim > 1 ? x->strides[x->rank - 1] : 1;
+  p->csd = dim > 1 ? cs->strides[2] : 1;
+  p->wsd = dim > 1 ? w->strides[1] : 1;
+  p->ysd = p->xsd;
   p->qsl = llmk__view_of(t[QSL].t);
   p->ci = llmk__view_of(t[CI].t);
   p->nacc = llmk__view_of(t[NACC].t);
@@ -237,7 +246,7 @@ static llmk_status plan_workspace(conv_plan *p) {
   size_t ws = 0, K1 = (size_t)(p->K - 1), dim = (size_t)p->dim, s1 = 0, s2 = 0;
   bool ok = ws_add(&ws, (size_t)p->lines / 8 + ((size_t)p->lines % 8 != 0), 1, 1);
   p->off_w = ws;
-  if (p->wdt != LLMK_F32) ok = ok && ws_add(&ws, (size_t)p->K, dim, 4);
+  if (p->wdt != LLMK_F32 || p->wsd != 1) ok = ok && ws_add(&ws, (size_t)p->K, dim, 4);
   p->off_b = ws;
   if (p->bias && (p->bdt != LLMK_F32 || p->bs0 != 1)) ok = ok && ws_add(&ws, dim, 4, 1);
   p->off_seq = ws;
@@ -259,26 +268,91 @@ static llmk_status plan_workspace(conv_plan *p) {
 }
 
 /* y given and not x's own view: y must be x's dtype and shape, channels contiguous. */
-static llmk_status check_y(const llmk_tensor *x, const llmk_tensor *y) {
+static llmk_status check_y(const llmk_tensor *x, const llmk_tensor *y, bool v2) {
   LLMK__TRY(llmk__check_dtype(op, "y", y, LLMK__DT(x->dtype)));
   if (y->rank != x->rank)
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op, "y.rank=%d must be x.rank=%d",
                        (int)y->rank, (int)x->rank);
   for (int i = 0; i < x->rank; i++) {
-    char what[24];
+    char what[24]; /* "x.shape[" + any int + "]" */
     snprintf(what, sizeof what, "x.shape[%d]", i);
     LLMK__TRY(llmk__check_dim(op, "y", y, i, x->shape[i], what));
   }
   LLMK__TRY(llmk__check_tensor(op, "y", y));
   int64_t dim = x->shape[x->rank - 1];
-  if (dim > 1 && y->strides[y->rank - 1] != 1)
+  if (!v2 && dim > 1 && y->strides[y->rank - 1] != 1)
     return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
                        "y.strides[%d]=%" PRId64 " must be 1 (channels contiguous)",
                        (int)y->rank - 1, y->strides[y->rank - 1]);
   return LLMK_SUCCESS;
 }
 
-static llmk_status plan_op(const named *t, const llmk_tensor *y, int64_t pad_slot_id,
+/* The options as this library knows them; opts NULL: all zero. */
+typedef struct v2_opts {
+  bool v2;
+  llmk_conv_state_align align;
+  const llmk_tensor *his, *csl, *y;
+} v2_opts;
+
+static llmk_status read_opts(const llmk_causal_conv1d_options *o, v2_opts *v) {
+  /* the first version's members end at y */
+  const size_t v1 = offsetof(llmk_causal_conv1d_options, y) + sizeof(o->y);
+  memset(v, 0, sizeof *v);
+  v->v2 = true;
+  if (!o) return LLMK_SUCCESS;
+  if (o->struct_size < v1)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "opts->struct_size=%zu must be >= %zu (set it to "
+                       "sizeof(llmk_causal_conv1d_options))",
+                       o->struct_size, v1);
+  /* a newer caller's members must be unset: this library cannot honour them */
+  for (size_t i = sizeof *o; i < o->struct_size; i++)
+    if (((const unsigned char *)o)[i] != 0)
+      return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                         "opts byte %zu (past the %zu bytes of options this library "
+                         "knows) is %u, must be 0",
+                         i, sizeof *o, (unsigned)((const unsigned char *)o)[i]);
+  if (o->state_align != LLMK_CONV_STATE_TAIL && o->state_align != LLMK_CONV_STATE_HEAD)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "opts->state_align=%d must be LLMK_CONV_STATE_TAIL (0) or "
+                       "LLMK_CONV_STATE_HEAD (1)",
+                       (int)o->state_align);
+  v->align = o->state_align;
+  v->his = o->has_initial_state;
+  v->csl = o->cache_seqlens;
+  v->y = o->y;
+  return LLMK_SUCCESS;
+}
+
+/* has_initial_state and cache_seqlens: after validate (batch known). */
+static llmk_status check_opts(const v2_opts *v, const named *t, conv_plan *p) {
+  const llmk_tensor *iv[2] = {v->his, v->csl};
+  static const char *const nm[2] = {"has_initial_state", "cache_seqlens"};
+  const uint32_t dts[2] = {LLMK__INTS | LLMK__DT(LLMK_U8) | LLMK__DT(LLMK_I8),
+                           LLMK__INTS};
+  for (int i = 0; i < 2; i++) {
+    if (!iv[i]) continue;
+    LLMK__TRY(llmk__check_dtype(op, nm[i], iv[i], dts[i]));
+    LLMK__TRY(llmk__check_rank(op, nm[i], iv[i], 1));
+    LLMK__TRY(llmk__check_dim(op, nm[i], iv[i], 0, p->batch, "batch"));
+    LLMK__TRY(llmk__check_tensor(op, nm[i], iv[i]));
+  }
+  if (v->csl && t[5].t)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "cache_seqlens and num_accepted_tokens are both given: a ring "
+                       "state has no speculative offset");
+  if (v->csl && p->apc)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "cache_seqlens with prefix caching is not supported");
+  p->head = v->align == LLMK_CONV_STATE_HEAD;
+  p->ring = v->csl != NULL;
+  p->has_his = v->his != NULL;
+  p->his = llmk__view_of(v->his);
+  p->csl = llmk__view_of(v->csl);
+  return LLMK_SUCCESS;
+}
+
+static llmk_status plan_op(const named *t, const v2_opts *v, int64_t pad_slot_id,
                            int64_t max_query_len, int64_t residual_connection,
                            int64_t block_size, int64_t conv_mode,
                            llmk_activation activation, size_t *workspace_size,
@@ -286,20 +360,25 @@ static llmk_status plan_op(const named *t, const llmk_tensor *y, int64_t pad_slo
   LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
   conv_plan p;
   LLMK__TRY(validate(t, pad_slot_id, max_query_len, residual_connection, block_size,
-                     conv_mode, activation, &p));
-  const llmk_tensor *x = t[0].t;
+                     conv_mode, activation, v->v2, &p));
+  LLMK__TRY(check_opts(v, t, &p));
+  const llmk_tensor *x = t[0].t, *y = v->y;
   if (y && llmk__same_view(y, x)) y = NULL; /* x's own view: in place */
-  if (y) LLMK__TRY(check_y(x, y));
+  if (y) LLMK__TRY(check_y(x, y, v->v2));
   p.y = y ? y->data : p.x;
   p.ys0 = y ? y->strides[0] : p.xs0;
   p.ys1 = y ? (y->rank == 3 ? y->strides[1] : 0) : p.xs1;
+  if (y && p.dim > 1) p.ysd = y->strides[y->rank - 1];
+  p.general = p.head || p.ring || p.xsd != 1 || p.ysd != 1 || p.csd != 1 || p.wsd != 1;
   /* written: conv_states, and x (in place) or y, each only as itself */
-  llmk__tref refs[12];
+  llmk__tref refs[14];
   for (int i = 0; i < 11; i++)
     refs[i] = (llmk__tref){t[i].t, t[i].name, (i == 0 && !y) || i == 2};
   refs[11] = (llmk__tref){y, "y", true};
+  refs[12] = (llmk__tref){v->his, "has_initial_state", false};
+  refs[13] = (llmk__tref){v->csl, "cache_seqlens", false};
   LLMK__TRY(plan_workspace(&p));
-  LLMK__TRY(llmk__check_overlaps(op, refs, 12, NULL, 0));
+  LLMK__TRY(llmk__check_overlaps(op, refs, 14, NULL, 0));
   p.kern = llmk__conv1d_kernels_for(llmk_get_isa());
   p.cvt = llmk__convert_kernels_for(llmk_get_isa());
   llmk_plan *out;
@@ -309,6 +388,20 @@ static llmk_status plan_op(const named *t, const llmk_tensor *y, int64_t pad_slo
   *plan = out;
   return LLMK_SUCCESS;
 }
+
+#define NAMED_TENSORS                                                       \
+  const named t[11] = {                                                     \
+      {x, "x"},                                                             \
+      {weight, "weight"},                                                   \
+      {conv_states, "conv_states"},                                         \
+      {query_start_loc, "query_start_loc"},                                 \
+      {cache_indices, "cache_indices"},                                     \
+      {num_accepted_tokens, "num_accepted_tokens"},                         \
+      {num_computed_tokens, "num_computed_tokens"},                         \
+      {block_idx_first_scheduled_token, "block_idx_first_scheduled_token"}, \
+      {block_idx_last_scheduled_token, "block_idx_last_scheduled_token"},   \
+      {initial_state_idx, "initial_state_idx"},                             \
+      {bias, "bias"}}
 
 llmk_status llmk_fused_causal_conv1d_get_workspace_size(
     const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
@@ -337,18 +430,26 @@ llmk_status llmk_fused_causal_conv1d_out_get_workspace_size(
     int64_t max_query_len, int64_t residual_connection, int64_t block_size,
     int64_t conv_mode, llmk_activation activation, const llmk_tensor *y,
     size_t *workspace_size, llmk_plan **plan) {
-  const named t[11] = {
-      {x, "x"},
-      {weight, "weight"},
-      {conv_states, "conv_states"},
-      {query_start_loc, "query_start_loc"},
-      {cache_indices, "cache_indices"},
-      {num_accepted_tokens, "num_accepted_tokens"},
-      {num_computed_tokens, "num_computed_tokens"},
-      {block_idx_first_scheduled_token, "block_idx_first_scheduled_token"},
-      {block_idx_last_scheduled_token, "block_idx_last_scheduled_token"},
-      {initial_state_idx, "initial_state_idx"},
-      {bias, "bias"}};
-  return plan_op(t, y, pad_slot_id, max_query_len, residual_connection, block_size,
+  NAMED_TENSORS;
+  v2_opts v = {.y = y};
+  return plan_op(&t[0], &v, pad_slot_id, max_query_len, residual_connection, block_size,
+                 conv_mode, activation, workspace_size, plan);
+}
+
+llmk_status llmk_fused_causal_conv1d_v2_get_workspace_size(
+    const llmk_tensor *x, const llmk_tensor *weight, const llmk_tensor *conv_states,
+    const llmk_tensor *query_start_loc, const llmk_tensor *cache_indices,
+    const llmk_tensor *num_accepted_tokens, const llmk_tensor *num_computed_tokens,
+    const llmk_tensor *block_idx_first_scheduled_token,
+    const llmk_tensor *block_idx_last_scheduled_token,
+    const llmk_tensor *initial_state_idx, const llmk_tensor *bias, int64_t pad_slot_id,
+    int64_t max_query_len, int64_t residual_connection, int64_t block_size,
+    int64_t conv_mode, llmk_activation activation, const llmk_causal_conv1d_options *opts,
+    size_t *workspace_size, llmk_plan **plan) {
+  NAMED_TENSORS;
+  v2_opts v;
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
+  LLMK__TRY(read_opts(opts, &v));
+  return plan_op(&t[0], &v, pad_slot_id, max_query_len, residual_connection, block_size,
                  conv_mode, activation, workspace_size, plan);
 }

@@ -32,6 +32,8 @@ typedef struct seq_info {
   int64_t first, nfill, last_full;
   int64_t reset; /* conv_mode 1: rows [0, reset) are zeroed */
   int64_t cost;
+  int64_t nw;   /* HEAD: rows [0, nw) of W written */
+  int64_t ring; /* ring: cache_seqlens[b] mod C */
   bool skip, zero_hist;
 } seq_info;
 
@@ -54,6 +56,11 @@ typedef struct conv_plan {
   bool has_ci, has_nacc, has_nct, apc;
   int64_t max_blocks, pad, max_query_len, block_size;
   int conv_mode;
+  /* the v2 entry: HEAD alignment, a ring, has_initial_state, channel strides; general:
+   * run by run_general (any layout) instead of the channel-contiguous TAIL run */
+  bool head, ring, has_his, general;
+  llmk__view his, csl;
+  int64_t xsd, ysd, csd, wsd; /* channel strides (1 outside v2) */
   unsigned flags;
   int max_parts;
   size_t off_w, off_b, off_seq, off_prefix, off_scratch, scratch_bytes, ws_size;
@@ -75,5 +82,10 @@ static inline int64_t fill_line(const conv_plan *p, const seq_info *s, int64_t b
  * (the cumulative cost of the sequences) and marks the written lines. */
 llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_info *si,
                                    int64_t *prefix);
+
+/* The run of a general plan (run_general.c). */
+void llmk__fcc_run_general(const conv_plan *p, const seq_info *si, const float *w,
+                           int64_t wstride, const float *bias, char *scratch,
+                           llmk_context *ctx);
 
 #endif

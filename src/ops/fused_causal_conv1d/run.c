@@ -154,7 +154,16 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
     if (st == LLMK_SUCCESS && p->dim > 0) {
       conv_job j = {p, si, prefix, (const float *)(const void *)p->w, NULL, p->ws0, 1,
                     1, 0,  NULL};
-      if (p->wdt != LLMK_F32) {
+      if (p->wsd != 1) { /* a strided weight: gathered, any dtype */
+        float *w = (float *)(void *)(ws + p->off_w);
+        size_t wesz = llmk_dtype_size(p->wdt);
+        for (int k = 0; k < p->K; k++)
+          for (int64_t d = 0; d < p->dim; d++)
+            w[k * p->dim + d] =
+                llmk__load_f32(p->w + (size_t)(k * p->ws0 + d * p->wsd) * wesz, p->wdt);
+        j.w = w;
+        j.wstride = p->dim;
+      } else if (p->wdt != LLMK_F32) {
         float *w = (float *)(void *)(ws + p->off_w);
         for (int k = 0; k < p->K; k++) {
           const void *src = p->w + (size_t)(k * p->ws0) * 2;
@@ -174,6 +183,10 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
         j.bias = bb;
       } else if (p->bias) {
         j.bias = (const float *)(const void *)p->bias;
+      }
+      if (p->general) {
+        llmk__fcc_run_general(p, si, j.w, j.wstride, j.bias, ws + p->off_scratch, ctx);
+        return st;
       }
       int64_t bytes;
       if (__builtin_mul_overflow(prefix[p->batch], p->dim * (int64_t)p->esz, &bytes))

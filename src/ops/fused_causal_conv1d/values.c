@@ -25,6 +25,20 @@ static int64_t cost_of(int64_t L, int64_t M, int K, int64_t nfill) {
   return c < FCC_COST_MAX ? c : FCC_COST_MAX;
 }
 
+/* has_initial_state[b] of any integer dtype: whether it is non-zero. */
+static bool his_set(const conv_plan *p, int64_t b) {
+  const char *e = llmk__view_at(&p->his, b, 0);
+  switch (p->his.dtype) {
+    case LLMK_U8:
+    case LLMK_I8:
+      return *(const uint8_t *)e != 0;
+    case LLMK_I32:
+      return *(const int32_t *)(const void *)e != 0;
+    default:
+      return *(const int64_t *)(const void *)e != 0;
+  }
+}
+
 static bool line_ok(const conv_plan *p, int64_t line) {
   return line == p->pad || (line >= 0 && line < p->lines);
 }
@@ -116,19 +130,39 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
                          "cache_indices: sequence %" PRId64 " writes line %" PRId64
                          ", outside [0, %" PRId64 ") and not pad_slot_id=%" PRId64,
                          b, s->W, p->lines, p->pad);
-    if (p->has_nct && nct == 0) {
-      s->zero_hist = true;
-      s->offset = 0;
-    } else if (p->has_nacc) {
-      int64_t na = llmk__view_get(&p->nacc, b, 0);
+    bool zero = (p->has_nct && nct == 0) || (p->has_his && !his_set(p, b));
+    int64_t na = p->has_nacc ? llmk__view_get(&p->nacc, b, 0) : 0;
+    if (p->has_nacc && !zero) {
       if (na > p->C - K + 2)
         return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
                            "num_accepted_tokens[%" PRId64 "]=%" PRId64
                            " must be <= C-K+2=%" PRId64 " (history past the cache line)",
                            b, na, p->C - K + 2);
+    }
+    if (p->ring) {
+      int64_t cl = llmk__view_get(&p->csl, b, 0);
+      if (cl < 0)
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                           "cache_seqlens[%" PRId64 "]=%" PRId64 " must be >= 0", b, cl);
+      s->ring = cl % p->C;
+    }
+    if (p->head) {
+      /* vLLM: speculative rows keep the K-2 rows before the chunk and the chunk */
+      s->nw = p->has_nacc && na >= 1 ? K - 2 + s->L : K - 1;
+      if (s->nw > p->C)
+        return llmk__error(LLMK_ERROR_INVALID_VALUE, op,
+                           "sequence %" PRId64 ": num_accepted_tokens[%" PRId64
+                           "]=%" PRId64 " with %" PRId64 " tokens writes K-2+L=%" PRId64
+                           " rows, more than conv_states.shape[1]=%" PRId64,
+                           b, b, na, s->L, s->nw, p->C);
+    }
+    if (zero) {
+      s->zero_hist = true;
+      s->offset = 0;
+    } else if (p->has_nacc) {
       s->offset = na > 1 ? na - 1 : 0;
     } else {
-      s->offset = p->C - (K - 1);
+      s->offset = p->head || p->ring ? 0 : p->C - (K - 1);
     }
     s->hn = s->offset + K - 1;
     if (p->conv_mode == 1) {
@@ -164,6 +198,8 @@ llmk_status llmk__fcc_check_values(const conv_plan *p, uint8_t *written, seq_inf
       }
     }
     int64_t len = s->hn + s->L, M = p->C < len ? p->C : len;
+    if (p->head) M = s->nw;
+    if (p->ring) M = p->C < s->L ? p->C : s->L;
     s->cost = cost_of(s->L, M, K, s->nfill);
   }
   /* lines written twice, then lines read by one sequence and written by another */
