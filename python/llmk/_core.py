@@ -67,6 +67,17 @@ class _Tensor(ctypes.Structure):
     ]
 
 
+class ConvOptions(ctypes.Structure):
+    """struct llmk_causal_conv1d_options."""
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("state_align", ctypes.c_int),
+        ("has_initial_state", ctypes.POINTER(_Tensor)),
+        ("cache_seqlens", ctypes.POINTER(_Tensor)),
+        ("y", ctypes.POINTER(_Tensor)),
+    ]
+
+
 _TP = ctypes.POINTER(_Tensor)
 _PLANP = ctypes.c_void_p
 _SIZEP = ctypes.POINTER(ctypes.c_size_t)
@@ -144,6 +155,9 @@ def _declare(lib):
     fn("llmk_apply_top_k_top_p", c.c_int, *run)
     fn("llmk_fused_causal_conv1d_get_workspace_size", c.c_int, _TP, _TP, _TP, _TP, _TP, _TP,
        _TP, _TP, _TP, _TP, _TP, i64, i64, i64, i64, i64, c.c_int, _SIZEP, pp)
+    fn("llmk_fused_causal_conv1d_v2_get_workspace_size", c.c_int, _TP, _TP, _TP, _TP, _TP,
+       _TP, _TP, _TP, _TP, _TP, _TP, i64, i64, i64, i64, i64, c.c_int,
+       c.POINTER(ConvOptions), _SIZEP, pp)
     fn("llmk_fused_causal_conv1d", c.c_int, *run)
 
 

@@ -258,18 +258,27 @@ def sample_top_k_top_p(logits, p=None, k=None, min_p=None, temperature=None, see
 _ACTIVATIONS = {None: 0, "none": 0, "silu": 1, "swish": 1}
 
 
+_STATE_ALIGN = {None: 0, "tail": 0, "cann": 0, "head": 1, "vllm": 1}
+
+
 def fused_causal_conv1d(x, weight, conv_states, query_start_loc=None, cache_indices=None,
                         num_accepted_tokens=None, num_computed_tokens=None,
                         block_idx_first_scheduled_token=None,
                         block_idx_last_scheduled_token=None, initial_state_idx=None,
                         bias=None, pad_slot_id=-1, max_query_len=-1, residual_connection=0,
-                        block_size=0, conv_mode=0, activation=None, ctx=None):
-    """llmk_fused_causal_conv1d, in place: x ([T, dim] with query_start_loc, or
-    [batch, S, dim]) is replaced by the causal depthwise conv (weight [K, dim], K in
-    2..4) over each sequence's history and chunk, and conv_states [num_lines, C, dim] is
-    updated (tail-aligned state, MTP offsets, APC block fill). activation: None or
-    'silu'. Index arguments: i32/i64 arrays (or Python sequences for 1-D ones).
-    Returns x."""
+                        block_size=0, conv_mode=0, activation=None, y=None,
+                        state_align=None, has_initial_state=None, cache_seqlens=None,
+                        ctx=None):
+    """llmk_fused_causal_conv1d: x ([T, dim] with query_start_loc, or [batch, S, dim])
+    is replaced by the causal depthwise conv (weight [K, dim], K in 2..4) over each
+    sequence's history and chunk (or y receives it, x unchanged), and conv_states
+    [num_lines, C, dim] is updated (tail-aligned state, MTP offsets, APC block fill).
+    activation: None or 'silu'. Index arguments: i32/i64 arrays (or Python sequences
+    for 1-D ones). The v2 options (llmk_fused_causal_conv1d_v2_get_workspace_size):
+    y (a separate output), state_align 'tail' (CANN, the default) or 'head' (vLLM: history
+    from row 0, written from row 0), has_initial_state [batch] (bool/u8/i32/i64; 0 = no
+    history), cache_seqlens [batch] (ring lines); with them any element strides (vLLM's
+    transposed views). Returns y if given, else x."""
     if isinstance(activation, bool):
         act = int(activation)
     elif isinstance(activation, int):
@@ -292,12 +301,37 @@ def fused_causal_conv1d(x, weight, conv_states, query_start_loc=None, cache_indi
         t, k = _seq(obj, what)
         idx.append(t)
         keep.append(k)
-    ts = [tensor(x, "x", True), tensor(weight, "weight"),
+    ts = [tensor(x, "x", y is None), tensor(weight, "weight"),
           tensor(conv_states, "conv_states", True)] + idx + [tensor(bias, "bias")]
+    attrs = [int(pad_slot_id), int(max_query_len), int(residual_connection), int(block_size),
+             int(conv_mode), act]
     L = lib()
-    run(L.llmk_fused_causal_conv1d_get_workspace_size,
-        [ref(t) for t in ts] + [int(pad_slot_id), int(max_query_len), int(residual_connection),
-                                int(block_size), int(conv_mode), act],
-        L.llmk_fused_causal_conv1d, ctx)
-    del keep
-    return x
+    if y is None and state_align is None and has_initial_state is None and \
+            cache_seqlens is None:
+        run(L.llmk_fused_causal_conv1d_get_workspace_size, [ref(t) for t in ts] + attrs,
+            L.llmk_fused_causal_conv1d, ctx)
+        del keep
+        return x
+    if isinstance(state_align, int) and not isinstance(state_align, bool):
+        align = state_align
+    else:
+        align = _STATE_ALIGN.get(None if state_align is None else str(state_align).lower())
+    if align is None:
+        raise ValueError("llmk.fused_causal_conv1d: state_align must be 'tail' or 'head', "
+                         "got %r" % (state_align,))
+    base = c.unwrap(has_initial_state)
+    if base is not None and c._kind(base) == "torch" and str(base.dtype) == "torch.bool":
+        has_initial_state = c.view(base, "u8")
+    hi, khi = _seq(has_initial_state, "has_initial_state")
+    cs, kcs = _seq(cache_seqlens, "cache_seqlens")
+    ty = tensor(y, "y", True)
+    opts = c.ConvOptions()
+    opts.struct_size = c.ctypes.sizeof(c.ConvOptions)
+    opts.state_align = align
+    opts.has_initial_state = c.ctypes.pointer(hi) if hi is not None else None
+    opts.cache_seqlens = c.ctypes.pointer(cs) if cs is not None else None
+    opts.y = c.ctypes.pointer(ty) if ty is not None else None
+    run(L.llmk_fused_causal_conv1d_v2_get_workspace_size,
+        [ref(t) for t in ts] + attrs + [c.ctypes.byref(opts)], L.llmk_fused_causal_conv1d, ctx)
+    del keep, khi, kcs
+    return x if y is None else y

@@ -20,11 +20,12 @@ dtypes may pass float8 caches too.
 from . import _core as c
 from ._ops import advance_step as _advance_step
 from ._ops import apply_top_k_top_p as _apply_top_k_top_p
+from ._ops import fused_causal_conv1d as _conv
 from ._ops import scatter_pa_kv_cache as _scatter
 
 __all__ = [
     "PAD_SLOT_ID", "reshape_and_cache", "reshape_and_cache_flash", "concat_and_cache_mla",
-    "apply_top_k_top_p", "advance_step_flashattn",
+    "apply_top_k_top_p", "advance_step_flashattn", "causal_conv1d_fn", "causal_conv1d_update",
 ]
 
 # vLLM's padding value in slot_mapping and in the mamba cache indices
@@ -224,3 +225,134 @@ def advance_step_flashattn(num_seqs, num_queries, block_size, input_tokens,
     _advance_step(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping,
                   block_tables, num_seqs=num_seqs, num_queries=num_queries,
                   block_size=block_size)
+
+
+# ----------------------------------------------------------------------------- mamba conv
+
+def _activation(activation, what):
+    if isinstance(activation, bool):
+        return "silu" if activation else None
+    if activation is None or activation in ("silu", "swish"):
+        return activation
+    raise ValueError("llmk.vllm.%s: activation must be None, 'silu' or 'swish', got %r"
+                     % (what, activation))
+
+
+def _param(t, x):
+    """weight / bias as llmk takes them: x's dtype or f32 (vLLM's kernels read any float
+    dtype and compute in f32; another dtype is converted to f32, a [dim, K] copy)."""
+    if t is None or t.dtype == x.dtype or str(t.dtype) == "torch.float32":
+        return t
+    return t.float()
+
+
+def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indices=None,
+                     has_initial_state=None, activation="silu", pad_slot_id=PAD_SLOT_ID,
+                     block_idx_first_scheduled_token=None,
+                     block_idx_last_scheduled_token=None, initial_state_idx=None,
+                     num_computed_tokens=None, block_size_to_align=0, metadata=None,
+                     validate_data=False):
+    """vLLM's causal_conv1d_fn (prefill and mixed batches, varlen): x (dim, total_tokens),
+    weight (dim, width), bias (dim,) or None, conv_states (num_lines, dim, state_len)
+    (state_len >= width-1, any strides), query_start_loc (batch+1,), cache_indices
+    (batch,) or (batch, max_blocks) with prefix caching, has_initial_state (batch,) bool.
+    Returns out, x's shape and dtype; conv_states updated as vLLM's kernel does: the
+    history is columns [0, width-1) of the line (zeros without initial state), the last
+    width-1 tokens go to columns [0, width-1) (of the block_idx_last_scheduled_token line
+    with prefix caching, which also fills the lines of the block boundaries inside the
+    chunk). Over llmk_fused_causal_conv1d_v2 (state_align HEAD), on transposed views: no
+    copy of x, the weight or the states. metadata and validate_data are accepted and not
+    used (llmk checks every index before writing).
+
+    Differences: llmk sums the taps in order, then adds the bias (vLLM starts from the
+    bias): results may differ from vLLM's by rounding. Sequences longer than their history
+    are not required. A cache index outside [0, num_lines) that is not pad_slot_id is an
+    llmk.Error (vLLM reads or writes out of bounds). With prefix caching and a chunk
+    shorter than width-1, llmk writes the state to the last block's line (vLLM: to the
+    line it read); the boundary states of the block fills come from the chunk's own
+    history (vLLM reads the previous sequence's tokens there)."""
+    act = _activation(activation, "causal_conv1d_fn")
+    x_in = x
+    if x.dtype != conv_states.dtype:
+        x = x.to(conv_states.dtype)
+    import torch
+    out = torch.empty_like(x)   # x's dense layout: out.t() is channel-contiguous as x.t()
+    apc = block_idx_last_scheduled_token is not None
+    # vLLM's batch is len(query_start_loc) - 1; longer per-sequence tensors are read only
+    # that far (their views are passed)
+    nseq = int(c.shape_of(query_start_loc)[0]) - 1
+    if cache_indices is not None and c.shape_of(cache_indices)[0] > nseq:
+        cache_indices = cache_indices[:nseq]
+    if has_initial_state is not None and c.shape_of(has_initial_state)[0] > nseq:
+        has_initial_state = has_initial_state[:nseq]
+    _conv(x.t(), _param(weight, x).t(), conv_states.transpose(1, 2),
+          query_start_loc=query_start_loc, cache_indices=cache_indices,
+          num_computed_tokens=num_computed_tokens if apc else None,
+          block_idx_first_scheduled_token=block_idx_first_scheduled_token if apc else None,
+          block_idx_last_scheduled_token=block_idx_last_scheduled_token,
+          initial_state_idx=initial_state_idx if apc else None,
+          bias=_param(bias, x), pad_slot_id=pad_slot_id,
+          block_size=int(block_size_to_align) if apc else 0, activation=act,
+          y=out.t(), state_align="head", has_initial_state=has_initial_state)
+    return out if out.dtype == x_in.dtype else out.to(x_in.dtype)
+
+
+def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
+                         conv_state_indices=None, num_accepted_tokens=None,
+                         query_start_loc=None, max_query_len=-1, pad_slot_id=PAD_SLOT_ID,
+                         block_idx_last_scheduled_token=None, initial_state_idx=None,
+                         retrieve_parent_token=None, validate_data=False):
+    """vLLM's causal_conv1d_update (decode and speculative decode): x (batch, dim),
+    (batch, dim, seqlen) or (num_tokens, dim) with query_start_loc; conv_state
+    (num_lines, dim, state_len), any strides; weight (dim, width); conv_state_indices
+    (batch,) (or (batch, max_blocks) with prefix caching); num_accepted_tokens (batch,).
+    Returns out (x's shape and dtype; x is not written). The history is columns
+    [o, o+width-1) of the line (o = num_accepted_tokens-1 with speculation, else 0); the
+    new state is written from column 0 (width-1 columns; width-2+seqlen with
+    speculation), to the block_idx_last_scheduled_token line with prefix caching. Over
+    llmk_fused_causal_conv1d_v2 (state_align HEAD) on transposed views, no copies.
+
+    Differences: retrieve_parent_token (EAGLE tree attention) is not supported
+    (NotImplementedError). A varlen row shorter than max_query_len without
+    num_accepted_tokens gets the full width-1 columns of new state (vLLM's kernel writes
+    width-1-(max_query_len-seqlen) columns there). num_accepted_tokens[b] <= 0 is taken as
+    a non-speculative row (vLLM would read column -1); width-2+seqlen > state_len is an
+    llmk.Error (vLLM writes past the line). The bias is added after the taps (rounding)."""
+    if retrieve_parent_token is not None:
+        raise NotImplementedError("llmk.vllm.causal_conv1d_update: retrieve_parent_token "
+                                  "(EAGLE tree attention) is not supported by llmk")
+    act = _activation(activation, "causal_conv1d_update")
+    x_dtype = x.dtype
+    if x.dtype != conv_state.dtype:
+        x = x.to(conv_state.dtype)
+    import torch
+    out = torch.empty_like(x)
+    if query_start_loc is None:
+        if x.dim() == 2:
+            xv, yv = x.unsqueeze(1), out.unsqueeze(1)          # [batch, 1, dim]
+        else:
+            xv, yv = x.transpose(1, 2), out.transpose(1, 2)    # [batch, seqlen, dim]
+    else:
+        if conv_state_indices is None:
+            raise ValueError("llmk.vllm.causal_conv1d_update: query_start_loc needs "
+                             "conv_state_indices (as in vLLM)")
+        xv, yv = x, out
+    apc = block_idx_last_scheduled_token is not None
+    nct = first = None
+    block = 0
+    if apc:
+        # the update fills no block boundary: first == last (no fills); nct > 0 keeps the
+        # history (the update always has one); block_size only has to be valid
+        first = block_idx_last_scheduled_token
+        nct = torch.ones(first.shape[0], dtype=torch.int64)
+        block = 2
+    _conv(xv, _param(weight, x).t(), conv_state.transpose(1, 2),
+          query_start_loc=query_start_loc, cache_indices=conv_state_indices,
+          num_accepted_tokens=num_accepted_tokens, num_computed_tokens=nct,
+          block_idx_first_scheduled_token=first,
+          block_idx_last_scheduled_token=block_idx_last_scheduled_token,
+          initial_state_idx=initial_state_idx if apc else None, bias=_param(bias, x),
+          pad_slot_id=pad_slot_id,
+          max_query_len=int(max_query_len) if query_start_loc is not None else -1,
+          block_size=block, activation=act, y=yv, state_align="head")
+    return out if out.dtype == x_dtype else out.to(x_dtype)
