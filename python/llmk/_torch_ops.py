@@ -53,7 +53,8 @@ _SCHEMAS = {
         "Tensor? block_idx_last_scheduled_token=None, Tensor? initial_state_idx=None, "
         "Tensor? bias=None, int pad_slot_id=-1, int max_query_len=-1, "
         "int residual_connection=0, int block_size=0, int conv_mode=0, "
-        "int activation=0) -> ()",
+        "int activation=0, Tensor(c!)? y=None, int state_align=0, "
+        "Tensor? has_initial_state=None, Tensor? cache_seqlens=None) -> ()",
 }
 
 _FP8 = {"auto": None, "fp8_e4m3fn": "fp8_e4m3fn", "fp8_e4m3": "fp8_e4m3fn",
@@ -139,7 +140,10 @@ def _fused_causal_conv1d(x, weight, conv_states, query_start_loc=None, cache_ind
                          block_idx_first_scheduled_token=None,
                          block_idx_last_scheduled_token=None, initial_state_idx=None,
                          bias=None, pad_slot_id=-1, max_query_len=-1, residual_connection=0,
-                         block_size=0, conv_mode=0, activation=0):
+                         block_size=0, conv_mode=0, activation=0, y=None, state_align=0,
+                         has_initial_state=None, cache_seqlens=None):
+    v2 = y is not None or state_align or has_initial_state is not None or \
+        cache_seqlens is not None
     _ops.fused_causal_conv1d(
         x, weight, conv_states, query_start_loc=query_start_loc, cache_indices=cache_indices,
         num_accepted_tokens=num_accepted_tokens, num_computed_tokens=num_computed_tokens,
@@ -147,7 +151,9 @@ def _fused_causal_conv1d(x, weight, conv_states, query_start_loc=None, cache_ind
         block_idx_last_scheduled_token=block_idx_last_scheduled_token,
         initial_state_idx=initial_state_idx, bias=bias, pad_slot_id=pad_slot_id,
         max_query_len=max_query_len, residual_connection=residual_connection,
-        block_size=block_size, conv_mode=conv_mode, activation=activation)
+        block_size=block_size, conv_mode=conv_mode, activation=activation, y=y,
+        state_align=state_align if v2 else None, has_initial_state=has_initial_state,
+        cache_seqlens=cache_seqlens)
 
 
 _CPU = {

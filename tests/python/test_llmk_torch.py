@@ -1322,6 +1322,19 @@ def test_torch_ops():
     llmk.fused_causal_conv1d(x2, w, st2, cache_indices=[1, 0], activation="silu")
     same_bits(x, x2, "torch.ops fused_causal_conv1d x")
     same_bits(st, st2, "torch.ops fused_causal_conv1d conv_states")
+    # the v2 options: HEAD state, a separate y, has_initial_state, vLLM's (lines, dim, C)
+    # state as a transposed view
+    xs = torch.randn(2, 6, 32, generator=GEN)
+    sv = torch.randn(2, 32, 5, generator=GEN)            # (lines, dim, C)
+    sv2 = sv.clone()
+    y1, y2 = torch.empty_like(xs), torch.empty_like(xs)
+    hi = torch.tensor([True, False])
+    ops.fused_causal_conv1d(xs, w, sv.transpose(1, 2), None, None, None, None, None, None,
+                            None, None, -1, -1, 0, 0, 0, 1, y1, 1, hi, None)
+    llmk.fused_causal_conv1d(xs, w, sv2.transpose(1, 2), activation="silu", y=y2,
+                             state_align="head", has_initial_state=hi)
+    same_bits(y1, y2, "torch.ops fused_causal_conv1d v2 y")
+    same_bits(sv, sv2, "torch.ops fused_causal_conv1d v2 conv_states (HEAD)")
     # tracing and meta
     def f(x, p, k):
         return torch.ops.llmk.apply_top_k_top_p(x, p, k)
