@@ -301,7 +301,8 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
                          conv_state_indices=None, num_accepted_tokens=None,
                          query_start_loc=None, max_query_len=-1, pad_slot_id=PAD_SLOT_ID,
                          block_idx_last_scheduled_token=None, initial_state_idx=None,
-                         retrieve_parent_token=None, validate_data=False):
+                         retrieve_parent_token=None, validate_data=False, *,
+                         cache_seqlens=None):
     """vLLM's causal_conv1d_update (decode and speculative decode): x (batch, dim),
     (batch, dim, seqlen) or (num_tokens, dim) with query_start_loc; conv_state
     (num_lines, dim, state_len), any strides; weight (dim, width); conv_state_indices
@@ -311,6 +312,11 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
     new state is written from column 0 (width-1 columns; width-2+seqlen with
     speculation), to the block_idx_last_scheduled_token line with prefix caching. Over
     llmk_fused_causal_conv1d_v2 (state_align HEAD) on transposed views, no copies.
+    cache_seqlens (batch,) (keyword only: the circular state buffer of vLLM's earlier
+    CUDA update, which current vLLM dropped): each line is a ring of state_len columns;
+    with s = cache_seqlens[b] % state_len the history is columns s-(width-1) .. s-1 (mod
+    state_len) and token i goes to column (s+i) % state_len; the caller advances
+    cache_seqlens. Not with num_accepted_tokens or prefix caching.
 
     Differences: retrieve_parent_token (EAGLE tree attention) is not supported
     (NotImplementedError). A varlen row shorter than max_query_len without
@@ -354,5 +360,6 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
           initial_state_idx=initial_state_idx if apc else None, bias=_param(bias, x),
           pad_slot_id=pad_slot_id,
           max_query_len=int(max_query_len) if query_start_loc is not None else -1,
-          block_size=block, activation=act, y=yv, state_align="head")
+          block_size=block, activation=act, y=yv, state_align="head",
+          cache_seqlens=cache_seqlens)
     return out if out.dtype == x_dtype else out.to(x_dtype)

@@ -351,6 +351,53 @@ def run_varlen(batch, with_padding, dim, seqlen, width, has_bias, silu, itype):
 
 # ----------------------------------------------------------------------------- from the kernels
 
+def ring_update_ref(x, conv_state, weight, bias, silu, cache_seqlens, indices):
+    """vLLM's earlier update with a circular buffer (its CUDA kernel and test reference),
+    re-expressed: x (batch, dim, seqlen); returns (out f32, new conv_state)."""
+    cs = conv_state.clone()
+    dim, width = weight.shape
+    C = conv_state.shape[-1]
+    batch, _, L = x.shape
+    out = torch.empty(x.shape, dtype=torch.float32)
+    for b in range(batch):
+        line = int(indices[b]) if indices is not None else b
+        s = int(cache_seqlens[b]) % C
+        cols = [(s - (width - 1) + j) % C for j in range(width - 1)]
+        hist = conv_state[line][:, cols]
+        out[b] = conv_ref(hist, x[b], weight, bias, silu)
+        for i in range(max(L - C, 0), L):           # the last C tokens survive
+            cs[line, :, (s + i) % C] = x[b, :, i]
+    return out, cs
+
+
+def test_ring_update():
+    for itype in (torch.float32, torch.bfloat16):
+        for width in (2, 3, 4):
+            for seqlen in (1, 2, 5):
+                for extra in (0, 3):
+                    for gather in (False, True):
+                        H_.case("ring_update")
+                        seed_everything(width * 100 + seqlen * 10 + extra)
+                        batch, dim, lines = 3, 80, 7
+                        C = width - 1 + extra
+                        x = torch.randn(batch, dim, seqlen, dtype=itype)
+                        cs = torch.randn(lines, C, dim, dtype=itype).transpose(1, 2)
+                        weight = torch.randn(dim, width, dtype=itype)
+                        bias = torch.randn(dim, dtype=itype)
+                        seql = torch.randint(0, 1000, (batch,), dtype=torch.int32)
+                        idx = torch.randperm(lines)[:batch].to(torch.int32) if gather \
+                            else None
+                        ref_out, ref_cs = ring_update_ref(x, cs, weight, bias, True, seql,
+                                                          idx)
+                        out = ops.causal_conv1d_update(x, cs, weight, bias, "silu",
+                                                       conv_state_indices=idx,
+                                                       cache_seqlens=seql)
+                        what = "ring %s W=%d L=%d C=%d gather=%s" % (itype, width, seqlen, C,
+                                                                     gather)
+                        H_.check(torch.equal(cs, ref_cs), what + ": state")
+                        allclose(out, ref_out.to(itype), itype, what + ": out")
+
+
 def test_spec_decoding():
     """num_accepted_tokens: the state holds width-1 + seqlen-1 columns; the history starts at
     column num_accepted - 1 (batched (batch, dim, seqlen) and varlen (tokens, dim))."""
@@ -530,7 +577,14 @@ class _StandIn:
                              conv_state_indices=None, num_accepted_tokens=None,
                              query_start_loc=None, max_query_len=-1, pad_slot_id=PAD_SLOT_ID,
                              block_idx_last_scheduled_token=None, initial_state_idx=None,
-                             retrieve_parent_token=None, validate_data=False):
+                             retrieve_parent_token=None, validate_data=False,
+                             cache_seqlens=None):
+        if cache_seqlens is not None:
+            xb = x if x.dim() == 3 else x.unsqueeze(-1)
+            out, cs = ring_update_ref(xb, conv_state, weight, bias, activation is not None,
+                                      cache_seqlens, conv_state_indices)
+            conv_state.copy_(cs)
+            return out.to(x.dtype) if x.dim() == 3 else out[..., 0].to(x.dtype)
         if isinstance(activation, bool):
             activation = "silu" if activation else None
         out, cs = update_kernel_ref(x, conv_state, weight, bias, activation is not None,
@@ -552,6 +606,7 @@ def main():
         return 77
     print("llmk %s (%s), torch %s" % (llmk.version(), llmk.library_path(), torch.__version__))
     groups = [(test_causal_conv1d_update, "causal_conv1d_update"),
+              (test_ring_update, "causal_conv1d_update"),
               (test_causal_conv1d_update_with_batch_gather, "causal_conv1d_update"),
               (test_causal_conv1d_varlen, "causal_conv1d_fn"),
               (test_spec_decoding, "causal_conv1d_update"),
