@@ -175,14 +175,14 @@ static void run_value_case(const vcase *c) {
   dtensor lg = make(c->dt, 2, B, V, c->pad, hl), tk = make(ACL_INT32, 1, B, 0, 0, c->k);
   dtensor tp = make(c->dt, 1, B, 0, 0, hp);
   dtensor q = c->with_q ? make(ACL_FLOAT, 2, B, V, 0, c->q) : (dtensor){0};
-  dtensor idx = make(ACL_INT64, 1, B, 0, 0, NULL), sel = make(ACL_FLOAT, 2, B, V, 0, NULL);
+  dtensor idx = make(ACL_INT64, 1, B, 0, 0, NULL),
+          sel = make(ACL_FLOAT, 2, B, V, 0, NULL);
   unsigned char *sel0 = malloc(sel.bytes);
   memcpy(sel0, sel.dev, sel.bytes);
   uint64_t ws = 0;
   aclOpExecutor *ex = NULL;
-  aclnnStatus st = aclnnTopKTopPSampleGetWorkspaceSize(lg.t, tk.t, tp.t, q.t, c->eps,
-                                                       c->need_logits, 32, idx.t, sel.t,
-                                                       &ws, &ex);
+  aclnnStatus st = aclnnTopKTopPSampleGetWorkspaceSize(
+      lg.t, tk.t, tp.t, q.t, c->eps, c->need_logits, 32, idx.t, sel.t, &ws, &ex);
   EQ(st, ACLNN_SUCCESS);
   if (st == ACLNN_SUCCESS) {
     void *w = NULL;
@@ -202,7 +202,8 @@ static void run_value_case(const vcase *c) {
       }
       rows_compared++;
       int64_t got = ((const int64_t *)idx.dev)[b];
-      TU_CHECK(got == want, "dt %d B %lld V %lld row %lld: k %d p %g: index %lld, golden %lld",
+      TU_CHECK(got == want,
+               "dt %d B %lld V %lld row %lld: k %d p %g: index %lld, golden %lld",
                (int)c->dt, (long long)B, (long long)V, (long long)b, c->k[b],
                (double)from_half(c->dt, hp[b]), (long long)got, (long long)want);
       if (c->need_logits) {
@@ -233,7 +234,9 @@ static void run_value_case(const vcase *c) {
   drop(&sel);
 }
 
-static double uni(double lo, double hi) { return lo + (hi - lo) * tu_rand_unit(); }
+static double uni(double lo, double hi) {
+  return lo + (hi - lo) * tu_rand_unit();
+}
 
 /* exponential noise, as samplers draw q; negative values sometimes (|q| is used) */
 static float noise(bool signs) {
@@ -283,7 +286,8 @@ static void ut_kernel_replay(void) {
  * ranges and edges, with and without q and isNeedLogits, padded rows. */
 static void value_grid(void) {
   static const int32_t ks[] = {-3, 0, 1, 2, 7, 1024, 1025, 40, -1, 3};
-  static const float ps[] = {0.0f, 0.25f, 0.6f, 0.95f, 1.0f, 1.5f, -0.2f, NAN, 0.4f, 0.8f};
+  static const float ps[] = {0.0f, 0.25f, 0.6f, 0.95f, 1.0f,
+                             1.5f, -0.2f, NAN,  0.4f,  0.8f};
   const int64_t Vs[] = {1, 5, 64, 1500};
   const aclDataType dts[2] = {ACL_FLOAT16, ACL_BF16};
   for (int d = 0; d < 2; d++)
@@ -377,8 +381,8 @@ static void run_error_case(const ecase *e) {
   aclTensor *lg_alias = NULL;
   if (e->sel_over_logits) { /* the logits on the first bytes of logitsTopKPSelect */
     int64_t dims[2] = {e->d0[LG], e->d1[LG]};
-    lg_alias = aclCreateTensor(dims, 2, e->dt[LG], NULL, 0, ACL_FORMAT_ND, dims, 2,
-                               t[SEL].dev);
+    lg_alias =
+        aclCreateTensor(dims, 2, e->dt[LG], NULL, 0, ACL_FORMAT_ND, dims, 2, t[SEL].dev);
   }
   aclTensor *a[NT];
   for (int i = 0; i < NT; i++) a[i] = e->null[i] ? NULL : t[i].t;
@@ -398,9 +402,9 @@ static void run_error_case(const ecase *e) {
   } else {
     if (!e->null_ex) TU_CHECK(ex == NULL, "%s: executor set on refusal", e->name);
     const char *msg = aclGetRecentErrMsg();
-    TU_CHECK(msg && (strstr(msg, "aclnnTopKTopPSample") || strstr(msg, "sample_top_k_top_p_ex")),
-             "%s: message '%s'", e->name,
-             msg ? msg : "(null)");
+    TU_CHECK(msg && (strstr(msg, "aclnnTopKTopPSample") ||
+                     strstr(msg, "sample_top_k_top_p_ex")),
+             "%s: message '%s'", e->name, msg ? msg : "(null)");
     for (int i = 0; i < NT; i++)
       TU_CHECK(memcmp(before[i], t[i].dev, t[i].bytes) == 0, "%s: tensor %d written",
                e->name, i);
@@ -426,11 +430,13 @@ static int error_table(void) {
   } while (0)
   /* CANN's tiling UT: [8, 64] with q, FLOAT16 and BFLOAT16: success */
   CASE("UT TOP_K_TOP_P_SAMPLE_001_FLOAT16", ACLNN_SUCCESS, (void)0);
-  CASE("UT TOP_K_TOP_P_SAMPLE_002_BFLOAT16", ACLNN_SUCCESS, e.dt[LG] = e.dt[TP] = ACL_BF16);
+  CASE("UT TOP_K_TOP_P_SAMPLE_002_BFLOAT16", ACLNN_SUCCESS,
+       e.dt[LG] = e.dt[TP] = ACL_BF16);
   CASE("q NULL (no sampling)", ACLNN_SUCCESS, e.null[Q] = true);
   /* 161001 */
-  const char *nn[NT] = {"logits NULL", "topK NULL",           "topP NULL", NULL,
-                        "logitsSelectIdx NULL", "logitsTopKPSelect NULL"};
+  const char *nn[NT] = {
+      "logits NULL",           "topK NULL", "topP NULL", NULL, "logitsSelectIdx NULL",
+      "logitsTopKPSelect NULL"};
   for (int i = 0; i < NT; i++)
     if (nn[i]) CASE(nn[i], ACLNN_ERR_PARAM_NULLPTR, e.null[i] = true);
   CASE("workspaceSize NULL", ACLNN_ERR_PARAM_NULLPTR, e.null_ws = true);
@@ -445,7 +451,8 @@ static int error_table(void) {
   CASE("logitsSelectIdx INT32", ACLNN_ERR_PARAM_INVALID, e.dt[IDX] = ACL_INT32);
   CASE("logitsTopKPSelect FLOAT16", ACLNN_ERR_PARAM_INVALID, e.dt[SEL] = ACL_FLOAT16);
   CASE("logits FRACTAL_NZ", ACLNN_ERR_PARAM_INVALID, e.nz_logits = true);
-  CASE("logitsTopKPSelect over logits", ACLNN_ERR_PARAM_INVALID, e.sel_over_logits = true);
+  CASE("logitsTopKPSelect over logits", ACLNN_ERR_PARAM_INVALID,
+       e.sel_over_logits = true);
   /* 561002: the tiling's shapes */
   CASE("logits 1-D", ACLNN_ERR_INNER_TILING_ERROR, e.rank[LG] = 1);
   CASE("logits 3-D", ACLNN_ERR_INNER_TILING_ERROR, e.rank[LG] = 3);
@@ -490,8 +497,8 @@ static void lifecycle(void) {
   for (int i = 0; i < NT; i++) t[i] = make(e.dt[i], e.rank[i], e.d0[i], e.d1[i], 0, NULL);
   uint64_t ws = 0;
   aclOpExecutor *ex = NULL;
-  EQ(aclnnTopKTopPSampleGetWorkspaceSize(t[LG].t, t[TK].t, t[TP].t, t[Q].t, 1e-8, false, 32,
-                                         t[IDX].t, t[SEL].t, &ws, &ex),
+  EQ(aclnnTopKTopPSampleGetWorkspaceSize(t[LG].t, t[TK].t, t[TP].t, t[Q].t, 1e-8, false,
+                                         32, t[IDX].t, t[SEL].t, &ws, &ex),
      ACLNN_SUCCESS);
   void *w = NULL;
   if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
@@ -499,7 +506,8 @@ static void lifecycle(void) {
     unsigned char *idx0 = malloc(t[IDX].bytes);
     memcpy(idx0, t[IDX].dev, t[IDX].bytes);
     EQ(aclnnTopKTopPSample(w, ws - 1, ex, T.stream), ACLNN_ERR_PARAM_INVALID);
-    TU_CHECK(memcmp(idx0, t[IDX].dev, t[IDX].bytes) == 0, "written with a short workspace");
+    TU_CHECK(memcmp(idx0, t[IDX].dev, t[IDX].bytes) == 0,
+             "written with a short workspace");
     free(idx0);
     EQ(aclnnTopKTopPSampleGetWorkspaceSize(t[LG].t, t[TK].t, t[TP].t, t[Q].t, 1e-8, false,
                                            32, t[IDX].t, t[SEL].t, &ws, &ex),
@@ -519,8 +527,9 @@ int main(void) {
   largest_v();
   int ne = error_table();
   lifecycle();
-  printf("value rows compared %ld, within %g of a flip (not compared) %ld; error cases %d\n",
-         rows_compared, TOL, rows_ambiguous, ne);
+  printf(
+      "value rows compared %ld, within %g of a flip (not compared) %ld; error cases %d\n",
+      rows_compared, TOL, rows_ambiguous, ne);
   TU_CHECK(rows_ambiguous * 50 <= rows_compared, "too many undecided rows: %ld",
            rows_ambiguous);
   return acl_test_end(&T, "test_aclnn_top_k_top_p_sample");

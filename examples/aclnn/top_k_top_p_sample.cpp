@@ -111,9 +111,11 @@ int main() {
   ret = CreateAclTensor(hostLogits, logitsShape, &logitsDeviceAddr, aclDataType::ACL_BF16,
                         &logits);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(hostTopK, rowShape, &topKDeviceAddr, aclDataType::ACL_INT32, &topK);
+  ret =
+      CreateAclTensor(hostTopK, rowShape, &topKDeviceAddr, aclDataType::ACL_INT32, &topK);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(hostTopP, rowShape, &topPDeviceAddr, aclDataType::ACL_BF16, &topP);
+  ret =
+      CreateAclTensor(hostTopP, rowShape, &topPDeviceAddr, aclDataType::ACL_BF16, &topP);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(hostQ, logitsShape, &qDeviceAddr, aclDataType::ACL_FLOAT, &q);
   CHECK_RET(ret == ACL_SUCCESS, return ret);

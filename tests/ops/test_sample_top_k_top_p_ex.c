@@ -106,7 +106,9 @@ static int64_t ref_row(const double *x, int64_t V, int64_t k, double p, const fl
   double bs = -1.0, second = -1.0;
   for (int64_t j = 0; j < n; j++) {
     double s = w[j];
-    if (q) s /= fabs((double)q[sorted && op->o.q_by_rank ? j : C[j]]) + (double)(float)op->o.eps;
+    if (q)
+      s /= fabs((double)q[sorted && op->o.q_by_rank ? j : C[j]]) +
+           (double)(float)op->o.eps;
     if (s > bs) {
       second = bs;
       bs = s;
@@ -130,10 +132,10 @@ typedef struct tcase {
   llmk_dtype dt;
   int64_t B, V, pad;
   opts op;
-  float *x;  /* [B][V], dt's values */
+  float *x; /* [B][V], dt's values */
   int64_t *k;
-  float *p;  /* dt's values */
-  float *q;  /* [B][V] */
+  float *p; /* dt's values */
+  float *q; /* [B][V] */
 } tcase;
 
 static llmk_status run_native(const tcase *c, int threads, int64_t *ids, float *filt) {
@@ -221,7 +223,9 @@ static void check_case(const tcase *c) {
   free(f2);
 }
 
-static double uni(double lo, double hi) { return lo + (hi - lo) * tu_rand_unit(); }
+static double uni(double lo, double hi) {
+  return lo + (hi - lo) * tu_rand_unit();
+}
 
 static void grid(void) {
   static const int64_t ks[] = {-2, 0, 1, 3, 17, 1024, 1025, 200, 2};

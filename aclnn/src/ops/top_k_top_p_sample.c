@@ -11,9 +11,8 @@
 enum { LG, TK, TP, Q, IDX, SEL, NT };
 
 static const char OP[] = "aclnnTopKTopPSample";
-static const char *const NAMES[NT] = {"logits",          "topK",
-                                      "topP",            "q",
-                                      "logitsSelectIdx", "logitsTopKPSelect"};
+static const char *const NAMES[NT] = {
+    "logits", "topK", "topP", "q", "logitsSelectIdx", "logitsTopKPSelect"};
 
 /* CANN's kernel: top-k for 1 <= k <= min(V, 1024) */
 enum { TKPS_K_MAX = 1024, TKPS_V_MAX = 1 << 20 };
@@ -36,8 +35,8 @@ static llmk_status tkps_plan(const llmk_tensor *const *t, const void *attrs,
       workspace_size, plan);
 }
 
-static const acl__op tkps_op = {OP, 4, 2, tkps_plan, llmk_apply_top_k_top_p,
-                                acl__map_status};
+static const acl__op tkps_op = {
+    OP, 4, 2, tkps_plan, llmk_apply_top_k_top_p, acl__map_status};
 
 static aclnnStatus same_shape(const aclTensor *t, const aclTensor *ref, int i, int r) {
   bool same = t->view_rank == ref->view_rank;
@@ -102,7 +101,8 @@ aclnnStatus aclnnTopKTopPSampleGetWorkspaceSize(
                        (int)t[i]->format);
   /* 3. the tiling (561002): shapes and sizes */
   if (logits->view_rank != 2)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "logits has %llu dims, must have 2",
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "logits has %llu dims, must have 2",
                      (unsigned long long)logits->view_rank);
   int64_t B = logits->view_dims[0], V = logits->view_dims[1];
   if (B <= 0 || V <= 0 || V > TKPS_V_MAX)
@@ -111,11 +111,10 @@ aclnnStatus aclnnTopKTopPSampleGetWorkspaceSize(
                      (long long)B, (long long)V, TKPS_V_MAX);
   for (int i = TK; i <= TP; i++)
     if (t[i]->view_rank != 1 || t[i]->view_dims[0] != B)
-      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                       "%s (%llu dims, dim 0 %lld) must be [%lld]", NAMES[i],
-                       (unsigned long long)t[i]->view_rank,
-                       (long long)(t[i]->view_rank ? t[i]->view_dims[0] : 0),
-                       (long long)B);
+      return acl__fail(
+          ACLNN_ERR_INNER_TILING_ERROR, OP, "%s (%llu dims, dim 0 %lld) must be [%lld]",
+          NAMES[i], (unsigned long long)t[i]->view_rank,
+          (long long)(t[i]->view_rank ? t[i]->view_dims[0] : 0), (long long)B);
   aclnnStatus st = q ? same_shape(q, logits, Q, LG) : ACLNN_SUCCESS;
   if (!st) st = same_shape(logitsTopKPSelect, logits, SEL, LG);
   if (!st) st = same_shape(logitsSelectIdx, topK, IDX, TK);

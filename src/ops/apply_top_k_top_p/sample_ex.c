@@ -99,7 +99,7 @@ static float row_max(const float *x, int64_t n) {
 void llmk__tkp_sample_ex_one(const tkp_plan *pl, void *scratch_bytes, int64_t r) {
   int64_t V = pl->V;
   char *base = scratch_bytes;
-  uint64_t *c = (uint64_t *)(void *)base;          /* [V]: ranked words */
+  uint64_t *c = (uint64_t *)(void *)base;              /* [V]: ranked words */
   float *x = (float *)(void *)(base + (size_t)V * 8);  /* [V]: the row */
   float *w = (float *)(void *)(base + (size_t)V * 12); /* [V]: probabilities */
   for (int64_t i = 0; i < V; i++) x[i] = llmk__view_get_f(&pl->logits, r, i);
