@@ -362,7 +362,7 @@ static void run_error_case(const ecase *e) {
   dtensor t[NT];
   unsigned char *before[NT];
   for (int i = 0; i < NT; i++) {
-    t[i] = make(e->dt[i], e->rank[i], e->d0[i], e->d1[i], 0, NULL);
+    t[i] = make(e->dt[i], e->rank[i] > 2 ? 2 : e->rank[i], e->d0[i], e->d1[i], 0, NULL);
     if (e->rank[i] == 3 || e->rank[i] == 0) { /* other ranks: a new descriptor */
       aclDestroyTensor(t[i].t);
       int64_t dims[3] = {e->d0[i], e->d1[i] ? e->d1[i] : 1, 1}, st[3] = {0, 0, 0};
