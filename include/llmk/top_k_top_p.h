@@ -117,6 +117,51 @@ LLMK_API llmk_status llmk_sample_top_k_top_p_get_workspace_size(
     const llmk_tensor *offset /* optional */, const llmk_tensor *token_ids,
     size_t *workspace_size, llmk_plan **plan);
 
+/*
+ * Sampling with a caller-given noise tensor, in CANN's aclnnTopKTopPSample rules (the
+ * fused filter-and-sample of Ascend's ops-nn). Per row r of x = logits[r] (as f32), with
+ * "sorted" meaning by value descending, equal values by ascending index:
+ *
+ *   top-k runs when 1 <= k[r] <= min(V, k_max) (k_max <= 0: V); other k (0, negative,
+ *     larger) skip it. C = the k largest, sorted; probs_j = softmax over C (max first).
+ *   top-p runs when 0 < p[r] < 1 (a row with top-k) or unless p[r] <= 0 or p[r] >= 1 (a
+ *     row without: NaN runs it and cuts nothing); without top-k C = the whole row sorted
+ *     and probs = softmax over the row. n = the first j + 1 at which the running f32 sum
+ *     of probs over C (from the top) exceeds p[r]; V or k if it never does.
+ *   neither: C = the row in index order, n = V, probs = softmax over the row.
+ *   w_j (j < n): top-k rows softmax over x[C_0..C_n-1]; top-p-only rows probs
+ * renormalized over the n kept, or with options->resoftmax_top_p softmax of those
+ * probabilities (CANN's kernel); other rows probs. token_ids[r] = C[j*], j* = the first j
+ * maximizing w_j / (|q[r][c_j]| + (float)eps), c_j = j in a sorted row with
+ * options->q_by_rank, else C_j; without q the first j maximizing w_j. filtered (optional,
+ * f32 [B, V]): x[i] where i = C_j, j < n; options->fill elsewhere.
+ *
+ * Arithmetic: exp is llmk's exp_nonpos of (value - max), f32; normalizing sums are in
+ * double in C's order, each w a float quotient; so every result is the same for any
+ * thread count and ISA. A row whose normalizing sum is 0 or not finite (NaN or +inf
+ * logits) has w = 0 everywhere and gets C_0.
+ *
+ *   logits [B, V] f32/f16/bf16; p [B] logits' dtype or f32 (optional: no top-p);
+ *   k [B] i32/i64 (optional: no top-k); q [B, V] f32 (optional: argmax);
+ *   token_ids [B] i32/i64 (out); filtered [B, V] f32 (out, optional).
+ * No value is refused (CANN's kernel takes any k and p); outputs may not overlap any
+ * other tensor. Phase 1 statuses as for the other entries. Runs with
+ * llmk_apply_top_k_top_p().
+ */
+typedef struct llmk_sample_ex_options {
+  double eps;          /* added to |q| (as f32) */
+  int64_t k_max;       /* top-k runs for 1 <= k <= min(V, k_max); <= 0: V */
+  int q_by_rank;       /* noise of the j-th largest kept entry is q[r][j] (sorted rows) */
+  int resoftmax_top_p; /* top-p-only rows draw from softmax(probabilities) */
+  float fill;          /* `filtered` outside the kept entries */
+} llmk_sample_ex_options;
+
+LLMK_API llmk_status llmk_sample_top_k_top_p_ex_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p /* optional */,
+    const llmk_tensor *k /* optional */, const llmk_tensor *q /* optional */,
+    const llmk_sample_ex_options *options, const llmk_tensor *token_ids,
+    const llmk_tensor *filtered /* optional */, size_t *workspace_size, llmk_plan **plan);
+
 #ifdef __cplusplus
 }
 #endif

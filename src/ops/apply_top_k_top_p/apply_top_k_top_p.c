@@ -226,6 +226,75 @@ llmk_status llmk_sample_top_k_top_p_get_workspace_size(
                   plan);
 }
 
+llmk_status llmk_sample_top_k_top_p_ex_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p, const llmk_tensor *k,
+    const llmk_tensor *q, const llmk_sample_ex_options *options,
+    const llmk_tensor *token_ids, const llmk_tensor *filtered, size_t *workspace_size,
+    llmk_plan **plan) {
+  const char *op = "sample_top_k_top_p_ex";
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
+  if (!logits) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "logits is NULL");
+  if (!options) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "options is NULL");
+  if (!token_ids) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "token_ids is NULL");
+  LLMK__TRY(llmk__check_dtype(op, "logits", logits, LLMK__FLOATS));
+  llmk_dtype dt = logits->dtype;
+  if (p) LLMK__TRY(llmk__check_dtype(op, "p", p, LLMK__DT(dt) | LLMK__DT(LLMK_F32)));
+  if (k) LLMK__TRY(llmk__check_dtype(op, "k", k, LLMK__INTS));
+  if (q) LLMK__TRY(llmk__check_dtype(op, "q", q, LLMK__DT(LLMK_F32)));
+  LLMK__TRY(llmk__check_dtype(op, "token_ids", token_ids, LLMK__INTS));
+  if (filtered)
+    LLMK__TRY(llmk__check_dtype(op, "filtered", filtered, LLMK__DT(LLMK_F32)));
+  LLMK__TRY(llmk__check_rank(op, "logits", logits, 2));
+  int64_t B = logits->shape[0], V = logits->shape[1];
+  const arg vecs[] = {{p, "p"}, {k, "k"}, {token_ids, "token_ids"}};
+  for (size_t i = 0; i < 3; i++)
+    if (vecs[i].t) LLMK__TRY(check_vec(op, vecs[i], B, 1u << vecs[i].t->dtype));
+  const arg mats[] = {{q, "q"}, {filtered, "filtered"}};
+  for (size_t i = 0; i < 2; i++)
+    if (mats[i].t) LLMK__TRY(check_mat(op, mats[i], B, V, 1u << mats[i].t->dtype));
+  const arg all[] = {
+      {logits, "logits"},    {p, "p"}, {k, "k"}, {q, "q"}, {token_ids, "token_ids"},
+      {filtered, "filtered"}};
+  enum { N_ALL = sizeof all / sizeof all[0] };
+  llmk__tref refs[N_ALL];
+  for (int i = 0; i < N_ALL; i++) {
+    if (all[i].t) LLMK__TRY(llmk__check_tensor(op, all[i].name, all[i].t));
+    refs[i] = (llmk__tref){all[i].t, all[i].name, i >= 4};
+  }
+  LLMK__TRY(llmk__check_overlaps(op, refs, N_ALL, NULL, 0));
+  int cpus = llmk__plan_tasks();
+  int64_t w = B < cpus ? B : cpus;
+  if ((uint64_t)V > (SIZE_MAX / 4 - (size_t)(1 << 20)) / 16 / (size_t)(w < 1 ? 1 : w))
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "V=%" PRId64 " is too large: its workspace would overflow", V);
+  tkp_plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.op = op;
+  pl.mode = MODE_SAMPLE_EX;
+  pl.B = B;
+  pl.V = V;
+  pl.logits = llmk__view_of(logits);
+  pl.p = llmk__view_of(p);
+  pl.k = llmk__view_of(k);
+  pl.q = llmk__view_of(q);
+  pl.ids = llmk__view_of(token_ids);
+  pl.filtered = llmk__view_of(filtered);
+  pl.eps = (float)options->eps;
+  pl.fill = options->fill;
+  pl.k_max = options->k_max;
+  pl.q_by_rank = options->q_by_rank != 0;
+  pl.resoftmax = options->resoftmax_top_p != 0;
+  pl.workers = (int)(w < 1 ? 1 : w);
+  pl.worker_bytes = llmk__tkp_sample_ex_bytes(V);
+  size_t ws = B == 0 || V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
+  llmk_plan *out_plan;
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_TOP_K_TOP_P, sizeof pl, ws, &out_plan));
+  *(tkp_plan *)llmk__plan_payload(out_plan) = pl;
+  *workspace_size = ws;
+  *plan = out_plan;
+  return LLMK_SUCCESS;
+}
+
 /* ------------------------------------------------------------------ phase 2 */
 
 static llmk_status check_values(const tkp_plan *pl, void *ws) {
@@ -286,6 +355,12 @@ static void worker_task(void *job_arg, int w, int nth) {
   tkp_job *j = job_arg;
   const tkp_plan *pl = j->pl;
   (void)nth;
+  if (pl->mode == MODE_SAMPLE_EX) {
+    for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B;
+         r = atomic_fetch_add(&j->next, 1))
+      llmk__tkp_sample_ex_one(pl, j->ws + (size_t)w * pl->worker_bytes, r);
+    return;
+  }
   scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);
   s.keys = (uint32_t *)(void *)(s.row + pl->V);
   s.rowbins = (uint16_t *)(void *)(s.keys + pl->V);
@@ -309,9 +384,9 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
   llmk_status st = LLMK_SUCCESS;
   char *ws = (char *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
   if (pl->B > 0 && pl->V > 0) {
-    st = check_values(pl, ws);
+    st = pl->mode == MODE_SAMPLE_EX ? LLMK_SUCCESS : check_values(pl, ws);
     if (st == LLMK_SUCCESS) {
-      if (pl->V == 1 && pl->mode != MODE_SAMPLE) {
+      if (pl->V == 1 && pl->mode != MODE_SAMPLE && pl->mode != MODE_SAMPLE_EX) {
         /* one entry: the largest, always kept */
         for (int64_t r = 0; r < pl->B; r++) {
           const llmk__view *src =
@@ -320,8 +395,9 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
                   llmk_dtype_size(pl->out.dtype));
           if (pl->kept.data) llmk__view_set(&pl->kept, r, 1);
         }
-      } else if (pl->mode != MODE_SORTED && pl->V >= SPLIT_MIN_V &&
-                 pl->B < llmk__parallel_tasks(ctx, pl->workers) && pl->workers > 1) {
+      } else if (pl->mode != MODE_SORTED && pl->mode != MODE_SAMPLE_EX &&
+                 pl->V >= SPLIT_MIN_V && pl->B < llmk__parallel_tasks(ctx, pl->workers) &&
+                 pl->workers > 1) {
         /* fewer rows than threads: each row split over a team of threads */
         scratch ps[MAX_PARTS];
         int parts = llmk__parallel_tasks(ctx, pl->workers);

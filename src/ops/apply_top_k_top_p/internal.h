@@ -27,7 +27,7 @@
 #include "kernels/common/exp.h"
 #include "kernels/convert/convert.h"
 
-enum { MODE_FILTER, MODE_SORTED, MODE_SAMPLE };
+enum { MODE_FILTER, MODE_SORTED, MODE_SAMPLE, MODE_SAMPLE_EX };
 
 typedef struct tkp_plan {
   const char *op;
@@ -39,6 +39,11 @@ typedef struct tkp_plan {
   bool stream; /* outputs larger than the caches: written around them */
   const llmk__tkp_kernels *kern;
   const llmk__convert_kernels *cvt; /* widening of f16 / bf16 rows */
+  /* MODE_SAMPLE_EX (sample_ex.c) */
+  llmk__view q, filtered;
+  float eps, fill;
+  int64_t k_max;
+  bool q_by_rank, resoftmax;
 } tkp_plan;
 
 /* ---------------------------------------------------------------- scratch */
@@ -271,6 +276,10 @@ void llmk__tkp_filter_rows(const tkp_plan *pl, tkp_job *j, const scratch *s);
 /* sample.c: one row of sample_top_k_top_p */
 void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s,
                           int64_t r);
+
+/* sample_ex.c: one row of sample_top_k_top_p_ex, on a worker's `bytes` of scratch */
+void llmk__tkp_sample_ex_one(const tkp_plan *pl, void *scratch, int64_t r);
+size_t llmk__tkp_sample_ex_bytes(int64_t V);
 
 /* with_sorted.c: one row of apply_top_k_top_p_with_sorted */
 void llmk__tkp_sorted_one(const tkp_plan *pl, const scratch *s, int64_t r);
