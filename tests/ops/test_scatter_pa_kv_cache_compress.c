@@ -5,8 +5,8 @@
  * 0 and L, empty sequences), pairs that write one slot (the later wins), the statuses
  * of phase 1 and phase 2 (nothing written on a refusal), for thread counts 1 and 2.
  * Whole cache buffers are compared, gaps included. */
-#include "llmk/llmk.h"
 #include "convert_ref.h"
+#include "llmk/llmk.h"
 #include "ref_util.h"
 #include "scatter_pa_kv_cache_compress_ref.h"
 #include "test_util.h"
@@ -79,7 +79,8 @@ static void build(cz_set *s, const cz_case *c) {
     int64_t ks[3] = {c->H * W, W, 1}, sh[3] = {c->N, c->H, c->Dk};
     llmk_tensor_init(&s->t[KEY], c->dt, 3, sh, ks, s->buf[KEY]);
     int64_t vsh[3] = {c->N, c->H, c->Dv};
-    llmk_tensor_init(&s->t[VAL], c->dt, 3, vsh, ks, (char *)s->buf[KEY] + (c->Dk + 2) * e);
+    llmk_tensor_init(&s->t[VAL], c->dt, 3, vsh, ks,
+                     (char *)s->buf[KEY] + (c->Dk + 2) * e);
   } else {
     for (int k = KEY; k <= VAL; k++) {
       if (k == VAL && !c->kv) break;
@@ -162,8 +163,10 @@ static void run_case(const cz_case *c, llmk_status want, const char *label) {
     TU_CHECK((r == 0) == (want == LLMK_SUCCESS), "%s: reference says %d", label, r);
     if (r != 0 && want == LLMK_SUCCESS)
       for (int64_t i = 0; i < c->B * c->H; i++)
-        fprintf(stderr, "  pair %" PRId64 ": L %" PRId64 " s %" PRId64 " w %" PRId64
-                " o %" PRId64 "\n", i, c->seq[i / c->H], c->slots[i], c->lens[i], c->offs[i]);
+        fprintf(stderr,
+                "  pair %" PRId64 ": L %" PRId64 " s %" PRId64 " w %" PRId64 " o %" PRId64
+                "\n",
+                i, c->seq[i / c->H], c->slots[i], c->lens[i], c->offs[i]);
     TU_CHECK(caches_same(&got, &ref), "%s: caches differ from the reference (th %d)",
              label, th);
     set_free(&got);
@@ -258,11 +261,15 @@ static void test_by_hand(void) {
     int32_t lens[4], offs[4], want[16];
   } cases[] = {
       /* alibi: last w tokens of each pair */
-      {1, {2, 4, 3, 0}, {0}, {104, 106, -1, -1, 108, 110, 112, -1, 101, 103, 105, 107,
-                              -1, -1, -1, -1}},
+      {1,
+       {2, 4, 3, 0},
+       {0},
+       {104, 106, -1, -1, 108, 110, 112, -1, 101, 103, 105, 107, -1, -1, -1, -1}},
       /* omni: window [o, o + w) dropped; o = -1 or w = 0 keeps all */
-      {3, {2, 0, 1, 2}, {1, 0, -1, 0}, {100, 106, -1, -1, 108, 110, 112, -1, 101, 103,
-                                        105, 107, 113, -1, -1, -1}},
+      {3,
+       {2, 0, 1, 2},
+       {1, 0, -1, 0},
+       {100, 106, -1, -1, 108, 110, 112, -1, 101, 103, 105, 107, 113, -1, -1, -1}},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     for (int i = 0; i < 16; i++) kc[i] = -1;
@@ -314,24 +321,37 @@ static void test_values(void) {
       while ((c.seq[0] < 2 || c.slots[0] < 0) && ++tries < 1000);
       int64_t L = c.seq[0];
       switch (kind) {
-        case 0: c.seq[0] = -1; break;                  /* negative seq_lens */
-        case 1: c.seq[c.B - 1] += 1; break;            /* sum != N */
-        case 2: c.lens[0] = -1; break;                 /* negative compress_lens */
-        case 3:                                        /* slot past the cache */
+        case 0:
+          c.seq[0] = -1;
+          break; /* negative seq_lens */
+        case 1:
+          c.seq[c.B - 1] += 1;
+          break; /* sum != N */
+        case 2:
+          c.lens[0] = -1;
+          break; /* negative compress_lens */
+        case 3:  /* slot past the cache */
           c.slots[0] = c.nb * c.bs;
           c.lens[0] = 1;
           c.offs[0] = -1;
           break;
-        case 4: c.slots[0] = c.nb * c.bs - 1; c.lens[0] = L; c.offs[0] = -1; break;
-        case 5:                                        /* alibi: w > L; else o > L */
-          if (mode == CZREF_ALIBI) c.lens[0] = L + 1;
-          else c.offs[0] = L + 1;
+        case 4:
+          c.slots[0] = c.nb * c.bs - 1;
+          c.lens[0] = L;
+          c.offs[0] = -1;
           break;
-        case 6:                                        /* alibi: o < -1 ignored */
-          if (mode == CZREF_ALIBI) c.lens[0] = L + 5;
+        case 5: /* alibi: w > L; else o > L */
+          if (mode == CZREF_ALIBI)
+            c.lens[0] = L + 1;
+          else
+            c.offs[0] = L + 1;
+          break;
+        case 6: /* alibi: o < -1 ignored */
+          if (mode == CZREF_ALIBI)
+            c.lens[0] = L + 5;
           else {
             c.offs[0] = 1;
-            c.lens[0] = L;                             /* o + w > L */
+            c.lens[0] = L; /* o + w > L */
           }
           break;
       }
@@ -383,29 +403,52 @@ static void test_phase1(void) {
     llmk_status want = LLMK_ERROR_INVALID_SHAPE;
     int mode = CZREF_OMNI;
     switch (k) {
-      case 0: s.t[KC].shape[2] = 2; break;                       /* dim 2 not 1 */
-      case 1: s.t[KC].shape[3] += 1; break;                      /* head size */
-      case 2: s.t[VC].shape[0] += 1; break;                      /* blocks differ */
-      case 3: s.t[SLOT].shape[0] += 1; break;                    /* not [B*H] */
-      case 4: s.t[LENS].shape[0] -= 1; break;
-      case 5: s.t[OFFS].shape[0] += 1; break;
-      case 6: s.t[VAL].shape[1] += 1; break;                     /* heads differ */
-      case 7: s.t[KC].dtype = LLMK_BF16; want = LLMK_ERROR_INVALID_DTYPE; break;
-      case 8: s.t[SEQS].dtype = LLMK_F32; want = LLMK_ERROR_INVALID_DTYPE; break;
-      case 9:                                                    /* rope of i8 */
+      case 0:
+        s.t[KC].shape[2] = 2;
+        break; /* dim 2 not 1 */
+      case 1:
+        s.t[KC].shape[3] += 1;
+        break; /* head size */
+      case 2:
+        s.t[VC].shape[0] += 1;
+        break; /* blocks differ */
+      case 3:
+        s.t[SLOT].shape[0] += 1;
+        break; /* not [B*H] */
+      case 4:
+        s.t[LENS].shape[0] -= 1;
+        break;
+      case 5:
+        s.t[OFFS].shape[0] += 1;
+        break;
+      case 6:
+        s.t[VAL].shape[1] += 1;
+        break; /* heads differ */
+      case 7:
+        s.t[KC].dtype = LLMK_BF16;
+        want = LLMK_ERROR_INVALID_DTYPE;
+        break;
+      case 8:
+        s.t[SEQS].dtype = LLMK_F32;
+        want = LLMK_ERROR_INVALID_DTYPE;
+        break;
+      case 9: /* rope of i8 */
         s.t[KEY].dtype = s.t[KC].dtype = s.t[VAL].dtype = s.t[VC].dtype = LLMK_I8;
         mode = CZREF_ROPE;
         want = LLMK_ERROR_INVALID_DTYPE;
         break;
-      case 10: s.t[SEQS].rank = 2; s.t[SEQS].shape[1] = 1; break; /* seq_lens 2-D */
-      case 11:                                     /* the key cache over the slots */
+      case 10:
+        s.t[SEQS].rank = 2;
+        s.t[SEQS].shape[1] = 1;
+        break; /* seq_lens 2-D */
+      case 11: /* the key cache over the slots */
         s.t[SLOT].data = s.buf[KC];
         want = LLMK_ERROR_OVERLAP;
         break;
     }
     llmk_status st = p1(&s, mode, &ws, &plan);
-    TU_CHECK(st == want && !plan, "phase 1 shape row %d: %s (%s)", k, llmk_status_string(st),
-             llmk_last_error());
+    TU_CHECK(st == want && !plan, "phase 1 shape row %d: %s (%s)", k,
+             llmk_status_string(st), llmk_last_error());
     if (st == LLMK_SUCCESS) llmk_plan_destroy(plan);
     set_free(&s);
   }

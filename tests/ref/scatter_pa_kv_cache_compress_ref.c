@@ -67,8 +67,8 @@ static void put_row(const llmk_tensor *src, llmk_tensor *cache, int64_t start, i
   for (int64_t d = 0; d < D; d++) {
     int64_t dst = b * cache->strides[0] + o * cache->strides[1] + d * cache->strides[3];
     if (r->t >= 0) {
-      int64_t off = (start + r->t) * src->strides[0] + h * src->strides[1] +
-                    d * src->strides[2];
+      int64_t off =
+          (start + r->t) * src->strides[0] + h * src->strides[1] + d * src->strides[2];
       ref_store_bits(cache->data, dst, es, ref_load_bits(src->data, off, es));
     } else {
       float sum = 0.0f;

@@ -35,11 +35,13 @@ static llmk_status check_side(const char *op, const llmk_tensor *tok,
   if (esz != 1 && esz != 2 && esz != 4)
     return llmk__error(LLMK_ERROR_INVALID_DTYPE, op,
                        "%s: elements of %zu bytes (1, 2 or 4 are copied)", tn, esz);
-  if (mode == LLMK_KV_COMPRESS_ROPE) LLMK__TRY(llmk__check_dtype(op, tn, tok, LLMK__FLOATS));
+  if (mode == LLMK_KV_COMPRESS_ROPE)
+    LLMK__TRY(llmk__check_dtype(op, tn, tok, LLMK__FLOATS));
   if (cache->dtype != tok->dtype)
     return llmk__error(LLMK_ERROR_INVALID_DTYPE, op,
                        "%s dtype %s differs from %s dtype %s (compressed writes copy)",
-                       cn, llmk_dtype_name(cache->dtype), tn, llmk_dtype_name(tok->dtype));
+                       cn, llmk_dtype_name(cache->dtype), tn,
+                       llmk_dtype_name(tok->dtype));
   LLMK__TRY(llmk__check_rank(op, tn, tok, 3));
   LLMK__TRY(llmk__check_rank(op, cn, cache, 4));
   LLMK__TRY(llmk__check_dim(op, cn, cache, 2, 1, "1 (one head per row)"));
@@ -100,7 +102,8 @@ llmk_status llmk_scatter_pa_kv_cache_compressed_get_workspace_size(
         check_side(op, value, value_cache, "value", "value_cache", mode, &cz.side[1]));
     LLMK__TRY(llmk__check_dim(op, "value", value, 0, N, "key's tokens"));
     LLMK__TRY(llmk__check_dim(op, "value", value, 1, H, "key's heads"));
-    LLMK__TRY(llmk__check_dim(op, "value_cache", value_cache, 0, nb, "key_cache's blocks"));
+    LLMK__TRY(
+        llmk__check_dim(op, "value_cache", value_cache, 0, nb, "key_cache's blocks"));
     LLMK__TRY(
         llmk__check_dim(op, "value_cache", value_cache, 1, bs, "key_cache's block size"));
   }
@@ -240,7 +243,8 @@ static void write_pair(const kv_plan *p, const cz_pair *q, int64_t h) {
     int64_t slot = q->s;
     for (int64_t j = 0; j < q->o; j++) copy_row(k, p, q->start + j, h, slot++);
     if (q->w == 0) continue;
-    if (cz->mode == LLMK_KV_COMPRESS_ROPE) mean_row(k, p, q->start + q->o, q->w, h, slot++);
+    if (cz->mode == LLMK_KV_COMPRESS_ROPE)
+      mean_row(k, p, q->start + q->o, q->w, h, slot++);
     for (int64_t j = q->o + q->w; j < q->L; j++) copy_row(k, p, q->start + j, h, slot++);
   }
 }
