@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnScatterPaKvCache's compressed scenarios (scatterMode "Alibi", "Rope", "Omni";
  * CANN's scenarios 4 and 5 on an Atlas A2): random cases of every mode and dtype whose
- * device caches must equal a golden computed by tests/ref/scatter_pa_kv_cache_compress_ref.c
- * (written from CANN's description of the scenarios) byte for byte; CANN's tiling UT
- * cases for these modes and the status table of docs/aclnn.md, with the caches
- * byte-identical after every refusal. */
+ * device caches must equal a golden computed by
+ * tests/ref/scatter_pa_kv_cache_compress_ref.c (written from CANN's description of the
+ * scenarios) byte for byte; CANN's tiling UT cases for these modes and the status table
+ * of docs/aclnn.md, with the caches byte-identical after every refusal. */
 #include "aclnn_tspec.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
 #include "scatter_pa_kv_cache_compress_ref.h"
@@ -127,7 +127,8 @@ static void test_values(void) {
   for (int mode = 1; mode <= 3; mode++)
     for (int r = 0; r < 60; r++) {
       cz_case c;
-      aclDataType dt = dts[tu_rand_range(0, mode == CZREF_ALIBI ? 2 : 1)]; /* CANN: Rope and Omni f16/bf16 */
+      aclDataType dt = dts[tu_rand_range(
+          0, mode == CZREF_ALIBI ? 2 : 1)]; /* CANN: Rope and Omni f16/bf16 */
       gen(&c, mode, dt, tu_rand_range(0, 1) ? ACL_INT64 : ACL_INT32);
       build_all(&c);
       EQ(call(&c), ACLNN_SUCCESS);
@@ -172,8 +173,8 @@ static void test_by_hand(void) {
       memcpy(&h, got + ((3 + j) * 16 + d) * 2, 2);
       TU_CHECK(h == llmk_f32_to_f16(want[j]), "rope by hand: slot %d", 3 + j);
     }
-  TU_CHECK(memcmp(got, before, 3 * 32) == 0 && memcmp(got + 6 * 32, before + 6 * 32,
-                                                      c.t[KC].bytes - 6 * 32) == 0,
+  TU_CHECK(memcmp(got, before, 3 * 32) == 0 &&
+               memcmp(got + 6 * 32, before + 6 * 32, c.t[KC].bytes - 6 * 32) == 0,
            "rope by hand: other slots changed");
   free(got);
   free(before);
@@ -260,23 +261,57 @@ static void test_errors(void) {
     c.t[CO].present = true;
     aclnnStatus want = ACLNN_ERR_INNER_TILING_ERROR;
     switch (r) {
-      case 0: c.t[CL].dt = ACL_INT64; want = ACLNN_ERR_PARAM_INVALID; break;
-      case 1: c.t[CO].dt = ACL_INT64; want = ACLNN_ERR_PARAM_INVALID; break;
-      case 2: c.t[SL].dt = ACL_INT64; want = ACLNN_ERR_PARAM_INVALID; break;
-      case 3: c.t[CO].dt = ACL_INT64; want = ACLNN_ERR_PARAM_INVALID; break; /* Alibi */
-      case 4: /* Rope on INT8 */
+      case 0:
+        c.t[CL].dt = ACL_INT64;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 1:
+        c.t[CO].dt = ACL_INT64;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 2:
+        c.t[SL].dt = ACL_INT64;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 3:
+        c.t[CO].dt = ACL_INT64;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break; /* Alibi */
+      case 4:  /* Rope on INT8 */
         c.t[KEY].dt = c.t[VAL].dt = c.t[KC].dt = c.t[VC].dt = ACL_INT8;
         break;
-      case 5: c.t[VAL].present = c.t[VC].present = false; break; /* K only */
-      case 6: c.t[CL].present = false; break;
-      case 7: c.t[SL].present = false; break;
-      case 8: c.t[CO].present = false; break; /* Omni without offsets */
-      case 9: spec(&c.t[SL], ACL_INT32, 2, c.B, 1, 0, 0); c.t[SL].ivals = c.seqs; break;
-      case 10: spec4(&c.t[KEY], ACL_FLOAT16, c.N, c.H, 1, c.Dk); break; /* 4-D key */
-      case 11: spec4(&c.t[SLOT], ACL_INT32, 1, 1, c.B, c.H); c.t[SLOT].ivals = c.slots; break;
-      case 12: spec4(&c.t[KC], ACL_FLOAT16, c.nb, c.bs, 1, c.Dk + 16); break;
-      case 13: spec(&c.t[VAL], ACL_FLOAT16, 3, c.N, c.H + 1, c.Dv, 0); break;
-      case 14: spec4(&c.t[VC], ACL_FLOAT16, c.nb + 1, c.bs, 1, c.Dv); break;
+      case 5:
+        c.t[VAL].present = c.t[VC].present = false;
+        break; /* K only */
+      case 6:
+        c.t[CL].present = false;
+        break;
+      case 7:
+        c.t[SL].present = false;
+        break;
+      case 8:
+        c.t[CO].present = false;
+        break; /* Omni without offsets */
+      case 9:
+        spec(&c.t[SL], ACL_INT32, 2, c.B, 1, 0, 0);
+        c.t[SL].ivals = c.seqs;
+        break;
+      case 10:
+        spec4(&c.t[KEY], ACL_FLOAT16, c.N, c.H, 1, c.Dk);
+        break; /* 4-D key */
+      case 11:
+        spec4(&c.t[SLOT], ACL_INT32, 1, 1, c.B, c.H);
+        c.t[SLOT].ivals = c.slots;
+        break;
+      case 12:
+        spec4(&c.t[KC], ACL_FLOAT16, c.nb, c.bs, 1, c.Dk + 16);
+        break;
+      case 13:
+        spec(&c.t[VAL], ACL_FLOAT16, 3, c.N, c.H + 1, c.Dv, 0);
+        break;
+      case 14:
+        spec4(&c.t[VC], ACL_FLOAT16, c.nb + 1, c.bs, 1, c.Dv);
+        break;
       case 15: /* no room for the tokens: numBlocks * blockSize < N */
         c.seqs[0] += 40, c.N += 40;
         spec(&c.t[KEY], ACL_FLOAT16, 3, c.N, c.H, c.Dk, 0);
@@ -284,7 +319,10 @@ static void test_errors(void) {
         spec4(&c.t[KC], ACL_FLOAT16, 1, 2, 1, c.Dk);
         spec4(&c.t[VC], ACL_FLOAT16, 1, 2, 1, c.Dv);
         break;
-      case 16: c.t[KC].fmt = ACL_FORMAT_FRACTAL_NZ; want = ACLNN_ERR_PARAM_INVALID; break;
+      case 16:
+        c.t[KC].fmt = ACL_FORMAT_FRACTAL_NZ;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
       case 17: /* native shapes: slotMapping not [B * H] */
         spec(&c.t[SLOT], ACL_INT32, 1, c.B * c.H + 1, 0, 0, 0);
         c.t[SLOT].ivals = c.slots;
@@ -295,14 +333,35 @@ static void test_errors(void) {
         c.t[CO].ivals = c.offs;
         want = ACLNN_ERR_PARAM_INVALID;
         break;
-      case 19: c.cache_mode = "PA_NZ"; want = ACLNN_ERR_INNER; break; /* tensors ignored */
+      case 19:
+        c.cache_mode = "PA_NZ";
+        want = ACLNN_ERR_INNER;
+        break; /* tensors ignored */
       /* phase 2 (161002, nothing written) */
-      case 20: c.seqs[0] = -1; want = ACLNN_ERR_PARAM_INVALID; break;
-      case 21: c.seqs[c.B - 1] += 1; want = ACLNN_ERR_PARAM_INVALID; break;
-      case 22: c.lens[0] = -1; want = ACLNN_ERR_PARAM_INVALID; break;
-      case 23: c.slots[0] = c.nb * c.bs; want = ACLNN_ERR_PARAM_INVALID; break;
-      case 24: c.offs[0] = c.seqs[0] + 1; want = ACLNN_ERR_PARAM_INVALID; break; /* Omni */
-      case 25: c.lens[0] = c.seqs[0] + 1; want = ACLNN_ERR_PARAM_INVALID; break; /* Alibi */
+      case 20:
+        c.seqs[0] = -1;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 21:
+        c.seqs[c.B - 1] += 1;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 22:
+        c.lens[0] = -1;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 23:
+        c.slots[0] = c.nb * c.bs;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break;
+      case 24:
+        c.offs[0] = c.seqs[0] + 1;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break; /* Omni */
+      case 25:
+        c.lens[0] = c.seqs[0] + 1;
+        want = ACLNN_ERR_PARAM_INVALID;
+        break; /* Alibi */
     }
     if (r == 19) c.t[CO].present = c.t[CL].present = true;
     build_all(&c);

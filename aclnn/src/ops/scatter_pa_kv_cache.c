@@ -7,12 +7,16 @@
  *     stridesOptional / offsetsOptional); "NHSD" (caches [numBlocks, H, blockSize, D]:
  *     the same layout over a view with dims 1 and 2 swapped; key and value of one
  *     dtype, head sizes of a multiple of 32 bytes, H <= 4095, one token's key and value
- *     within the 195584 bytes of unified buffer); compressed modes are not supported.
+ *     within the 195584 bytes of unified buffer); "Alibi", "Rope", "Omni" (CANN's
+ *     scenarios 4 and 5: caches [numBlocks, blockSize, 1, D], index tensors [B * H],
+ *     seqLens [B]) over llmk_scatter_pa_kv_cache_compressed; see compressed() below.
  *   cacheMode "PA_NZ": LLMK_KV_NZ; scatterMode is not read (CANN's tiling ignores it);
  *     key and value may have different dtypes (an INT8 value only with an INT8 key).
- * Any other cacheMode or scatterMode, K-only calls in NHSD or PA_NZ, 4-D keys or
- * values (compressed caches) and numBlocks * blockSize < the number of tokens (every
- * mode) are tiling errors, 561002. */
+ * Any other cacheMode or scatterMode, K-only calls in NHSD, PA_NZ or a compressed
+ * mode, 4-D keys or values (scenario 3, an Ascend 910_95 form) and numBlocks *
+ * blockSize < the number of tokens (every mode) are tiling errors, 561002. The
+ * compress tensors must have slotMapping's dtype in every mode (CANN's op_api, 161002)
+ * and are refused outside the compressed modes (561000). */
 #include <string.h>
 
 #include "acl_internal.h"
