@@ -89,6 +89,57 @@ LLMK_API llmk_status llmk_scatter_pa_kv_cache(void *workspace, size_t workspace_
                                               llmk_plan *plan, llmk_context *ctx);
 
 /*
+ * scatter_pa_kv_cache_compressed: the compressed writes of CANN's aclnnScatterPaKvCache
+ * (scatterMode "Alibi", "Rope", "Omni"), where each (sequence, head) pair writes its
+ * own run of single-head rows; phase 2 is llmk_scatter_pa_kv_cache. Equal to:
+ *
+ *   start = 0
+ *   for b in [0, B):                     L = seq_lens[b]
+ *     for h in [0, H):                   i = b * H + h; s = slot_mapping[i]
+ *       w = compress_lens[i]
+ *       ALIBI: rows = tokens [L - w, L)                         (the last w tokens)
+ *       ROPE, OMNI: o = compress_seq_offset[i]; if o == -1 or w == 0: o = L
+ *         if o == L: rows = tokens [0, L)                        (nothing compressed)
+ *         ROPE: rows = tokens [0, o), mean(tokens [o, o + w)), tokens [o + w, L)
+ *         OMNI: rows = tokens [0, o), tokens [o + w, L)          (the window dropped)
+ *       if s >= 0: row j of rows goes to slot s + j, for head h of the token:
+ *         key_cache(b', o', 0, d) = key[start + token, h, d]   (b' o' of slot s + j)
+ *         (value: the same rows of value into value_cache)
+ *     start += L
+ *
+ *   key [N, H, Dk], value [N, H, Dv] (or both value and value_cache NULL), any strides;
+ *   caches [num_blocks, block_size, 1, D] (LLMK_KV_BLOCKS with one head), any strides,
+ *   of their source's dtype (bits copied); ROPE's mean is the f32 sum of the w rows in
+ *   token order divided by w in f32, rounded to nearest even to the dtype (f32, f16 or
+ *   bf16 only). seq_lens [B]; slot_mapping, compress_lens, compress_seq_offset [B * H]
+ *   (offsets for ROPE and OMNI only); each i32 or i64, any stride.
+ *   Pairs are written in order i = 0, 1, ..: a later pair wins a slot written twice.
+ *
+ * Phase 1 statuses as for scatter (dtypes: no conversion, no scales), plus
+ * LLMK_ERROR_INVALID_ATTRIBUTE for an unknown mode, or offsets given to ALIBI;
+ * LLMK_ERROR_NULL_POINTER for compress_lens, seq_lens or (ROPE, OMNI) offsets NULL;
+ * LLMK_ERROR_INVALID_SHAPE for a cache dim 2 other than 1 or index tensors not of the
+ * shapes above; LLMK_ERROR_OVERLAP where a cache overlaps another tensor.
+ * Phase 2: LLMK_ERROR_INVALID_VALUE, before any write, for a negative seq_lens entry,
+ * sum(seq_lens) != N, w < 0, w > L (ALIBI), an offset other than -1 outside [0, L] or
+ * o + w > L where something is compressed (ROPE, OMNI), or a pair whose slot s or
+ * last slot is >= num_blocks * block_size (negative slots skip their pair).
+ */
+typedef enum llmk_kv_compress {
+  LLMK_KV_COMPRESS_ALIBI = 1,
+  LLMK_KV_COMPRESS_ROPE = 2,
+  LLMK_KV_COMPRESS_OMNI = 3,
+} llmk_kv_compress;
+
+LLMK_API llmk_status llmk_scatter_pa_kv_cache_compressed_get_workspace_size(
+    const llmk_tensor *key, const llmk_tensor *value /* optional */,
+    const llmk_tensor *key_cache, const llmk_tensor *value_cache /* optional */,
+    const llmk_tensor *slot_mapping, const llmk_tensor *compress_lens,
+    const llmk_tensor *compress_seq_offset /* ROPE and OMNI */,
+    const llmk_tensor *seq_lens, llmk_kv_compress mode, size_t *workspace_size,
+    llmk_plan **plan);
+
+/*
  * gather_pa_kv_cache: the read path. Equal to:
  *
  *   t = 0

@@ -7,12 +7,16 @@
  *     stridesOptional / offsetsOptional); "NHSD" (caches [numBlocks, H, blockSize, D]:
  *     the same layout over a view with dims 1 and 2 swapped; key and value of one
  *     dtype, head sizes of a multiple of 32 bytes, H <= 4095, one token's key and value
- *     within the 195584 bytes of unified buffer); compressed modes are not supported.
+ *     within the 195584 bytes of unified buffer); "Alibi", "Rope", "Omni" (CANN's
+ *     scenarios 4 and 5: caches [numBlocks, blockSize, 1, D], index tensors [B * H],
+ *     seqLens [B]) over llmk_scatter_pa_kv_cache_compressed; see compressed() below.
  *   cacheMode "PA_NZ": LLMK_KV_NZ; scatterMode is not read (CANN's tiling ignores it);
  *     key and value may have different dtypes (an INT8 value only with an INT8 key).
- * Any other cacheMode or scatterMode, K-only calls in NHSD or PA_NZ, 4-D keys or
- * values (compressed caches) and numBlocks * blockSize < the number of tokens (every
- * mode) are tiling errors, 561002. */
+ * Any other cacheMode or scatterMode, K-only calls in NHSD, PA_NZ or a compressed
+ * mode, 4-D keys or values (scenario 3, an Ascend 910_95 form) and numBlocks *
+ * blockSize < the number of tokens (every mode) are tiling errors, 561002. The
+ * compress tensors must have slotMapping's dtype in every mode (CANN's op_api, 161002)
+ * and are refused outside the compressed modes (561000). */
 #include <string.h>
 
 #include "acl_internal.h"
@@ -43,11 +47,16 @@ static const char *const NAMES[NT] = {"key",
 
 typedef struct scatter_attrs {
   llmk_kv_layout layout;
+  int compress; /* llmk_kv_compress of "Alibi", "Rope", "Omni"; 0 otherwise */
 } scatter_attrs;
 
 static llmk_status scatter_plan(const llmk_tensor *const *t, const void *attrs,
                                 size_t *workspace_size, llmk_plan **plan) {
   const scatter_attrs *a = attrs;
+  if (a->compress)
+    return llmk_scatter_pa_kv_cache_compressed_get_workspace_size(
+        t[KEY], t[VAL], t[KC], t[VC], t[SLOT], t[CLENS], t[COFF], t[SLENS],
+        (llmk_kv_compress)a->compress, workspace_size, plan);
   return llmk_scatter_pa_kv_cache_get_workspace_size(
       t[KEY], t[VAL], t[KC], t[VC], t[SLOT], NULL, NULL, a->layout, workspace_size, plan);
 }
@@ -99,6 +108,80 @@ static int64_t sat_mul(int64_t a, int64_t b) {
  * token's key and value. */
 #define NHSD_UB_BYTES (196608 - 1024)
 #define NHSD_MAX_HEADS 4095
+
+/* "Alibi", "Rope", "Omni" (CANN's scenarios 4 and 5 on an Atlas A2): the tiling's
+ * checks in its order (dtypes, ranks, shapes: 561002), formats (161002), then
+ * llmk_scatter_pa_kv_cache_compressed (index shapes 161002, index values in phase 2).
+ * Called with value and valueCacheRef both given. */
+static aclnnStatus compressed(const aclTensor *const *in, int mode, const char *name,
+                              uint64_t *workspaceSize, aclOpExecutor **executor) {
+  const aclTensor *key = in[KEY], *kc = in[KC], *val = in[VAL], *vc = in[VC];
+  if (mode != LLMK_KV_COMPRESS_ALIBI)
+    for (int k = 0; k < 2; k++) {
+      const aclTensor *t = k ? val : key;
+      if (t->dtype != ACL_FLOAT16 && t->dtype != ACL_BF16)
+        return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                         "%s dtype %d: scatterMode \"%s\" takes FLOAT16 or BFLOAT16",
+                         k ? "value" : "key", (int)t->dtype, name);
+    }
+  const int rank_of[] = {KEY, 3, KC, 4, SLOT, 1, VAL, 3, VC, 4};
+  for (int k = 0; k < 10; k += 2)
+    if (in[rank_of[k]]->view_rank != (uint64_t)rank_of[k + 1])
+      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                       "%s has %llu dims, must have %d (scatterMode \"%s\")",
+                       NAMES[rank_of[k]], (unsigned long long)in[rank_of[k]]->view_rank,
+                       rank_of[k + 1], name);
+  const int need[] = {CLENS, SLENS, COFF};
+  for (int k = 0; k < (mode == LLMK_KV_COMPRESS_ALIBI ? 2 : 3); k++) {
+    const aclTensor *t = in[need[k]];
+    if (!t)
+      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "scatterMode \"%s\" needs %s",
+                       name, NAMES[need[k]]);
+    if (k < 2 && t->view_rank != 1)
+      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "%s has %llu dims, must have 1",
+                       NAMES[need[k]], (unsigned long long)t->view_rank);
+  }
+  const int64_t *kd = key->view_dims, *cd = kc->view_dims, *vd = val->view_dims,
+                *wd = vc->view_dims;
+  if (sat_mul(cd[0], cd[1]) < kd[0])
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "numBlocks %lld * blockSize %lld is smaller than the %lld tokens",
+                     (long long)cd[0], (long long)cd[1], (long long)kd[0]);
+  if (cd[3] != kd[2] || wd[3] != vd[2])
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "cache head sizes %lld / %lld must be key's %lld / value's %lld",
+                     (long long)cd[3], (long long)wd[3], (long long)kd[2],
+                     (long long)vd[2]);
+  if (vd[0] != kd[0] || vd[1] != kd[1])
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "value [%lld, %lld, ..] must agree with key [%lld, %lld, ..]",
+                     (long long)vd[0], (long long)vd[1], (long long)kd[0],
+                     (long long)kd[1]);
+  if (wd[0] != cd[0] || wd[1] != cd[1] || wd[2] != cd[2])
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "valueCacheRef [%lld, %lld, %lld, ..] must agree with keyCacheRef "
+                     "[%lld, %lld, %lld, ..]",
+                     (long long)wd[0], (long long)wd[1], (long long)wd[2],
+                     (long long)cd[0], (long long)cd[1], (long long)cd[2]);
+  if (cd[2] != 1)
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "keyCacheRef dim 2 is %lld, must be 1 (scatterMode \"%s\")",
+                     (long long)cd[2], name);
+  for (int i = 0; i < NT; i++)
+    if (in[i] && !acl__format_is_nd(in[i]->format))
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: format %d is not ND", NAMES[i],
+                       (int)in[i]->format);
+  scatter_attrs a = {LLMK_KV_BLOCKS, mode};
+  const aclTensor *t[NT] = {key,
+                            kc,
+                            in[SLOT],
+                            val,
+                            vc,
+                            in[CLENS],
+                            mode == LLMK_KV_COMPRESS_ALIBI ? NULL : in[COFF],
+                            in[SLENS]};
+  return acl__executor_create(&scatter_op, t, &a, sizeof a, workspaceSize, executor);
+}
 
 aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     const aclTensor *key, aclTensor *keyCacheRef, const aclTensor *slotMapping,
@@ -175,9 +258,14 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
         ACLNN_ERR_PARAM_INVALID, OP,
         "value dtype %d differs from key dtype %d (only \"PA_NZ\" allows it)",
         (int)value->dtype, (int)key->dtype);
+  for (int i = CLENS; i < NT; i++)
+    if (in[i] && in[i]->dtype != slotMapping->dtype)
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s dtype %d differs from slotMapping dtype %d", NAMES[i],
+                       (int)in[i]->dtype, (int)slotMapping->dtype);
   /* 4. modes, as CANN's tiling reads them (561002): under "PA_NZ" scatterMode is not
    * read at all */
-  scatter_attrs a;
+  scatter_attrs a = {LLMK_KV_BLOCKS, 0};
   bool nct = false, nhsd = false;
   if (pa_nz) {
     a.layout = LLMK_KV_NZ;
@@ -189,10 +277,15 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
       nhsd = true;
     } else if (is(scatterModeOptional, "Alibi") || is(scatterModeOptional, "Rope") ||
                is(scatterModeOptional, "Omni")) {
-      return acl__fail(
-          ACLNN_ERR_INNER, OP,
-          "scatterMode \"%s\" (compressed caches) is not supported by this layer",
-          scatterModeOptional);
+      int mode = is(scatterModeOptional, "Alibi")  ? LLMK_KV_COMPRESS_ALIBI
+                 : is(scatterModeOptional, "Rope") ? LLMK_KV_COMPRESS_ROPE
+                                                   : LLMK_KV_COMPRESS_OMNI;
+      if (!has_v)
+        return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                         "scatterMode \"%s\" needs value and valueCacheRef (K only is "
+                         "\"Norm\" with scatterMode \"None\" or \"Nct\")",
+                         scatterModeOptional);
+      return compressed(in, mode, scatterModeOptional, workspaceSize, executor);
     } else if (!is_or_empty(scatterModeOptional, "None")) {
       return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
                        "scatterMode \"%s\" is not \"\", \"None\", \"Nct\", \"NHSD\", "
@@ -212,7 +305,8 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
   for (int i = CLENS; i < NT; i++)
     if (in[i])
       return acl__fail(ACLNN_ERR_INNER, OP,
-                       "%s (compressed caches) is not supported by this layer", NAMES[i]);
+                       "%s is only read by scatterMode \"Alibi\", \"Rope\" or \"Omni\"",
+                       NAMES[i]);
   if (has_v && value->dtype == ACL_INT8 && key->dtype != ACL_INT8)
     return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
                      "an INT8 value needs an INT8 key (key dtype %d)", (int)key->dtype);

@@ -14,6 +14,23 @@
 
 extern const char llmk__scatter_op[], llmk__gather_op[];
 
+/* scatter_pa_kv_cache_compressed (scatter_pa_kv_cache_compress.c): one side's tokens
+ * [N, H, D] and cache [num_blocks, block_size, 1, D], strides in elements. */
+typedef struct kv_cz_side {
+  bool present;
+  char *tok, *cache;
+  llmk_dtype dtype;
+  size_t esz;
+  int64_t D, ts0, ts1, ts2, cs0, cs1, cs3;
+} kv_cz_side;
+
+typedef struct kv_compress {
+  int mode; /* llmk_kv_compress; 0: an ordinary scatter or a gather */
+  int64_t N, H, B;
+  llmk__view lens, offs, seqs; /* compress_lens, compress_seq_offset, seq_lens */
+  kv_cz_side side[2];
+} kv_compress;
+
 typedef struct kv_plan {
   const char *op;
   bool gather;
@@ -26,7 +43,12 @@ typedef struct kv_plan {
   bool has_offs, cumsum;
   int64_t B, max_blocks;
   const llmk__kv_kernels *kern;
+  kv_compress cz; /* scatter_pa_kv_cache_compressed (then only op, T, num_blocks,
+                     block_size, num_slots and slots are set besides) */
 } kv_plan;
+
+/* Phase 2 of scatter_pa_kv_cache_compressed: checks every value, then writes. */
+llmk_status llmk__kv_run_compressed(const kv_plan *p);
 
 typedef struct llmk__kv_side_args {
   const llmk_tensor *tok, *cache, *scale;

@@ -101,6 +101,7 @@ static unsigned char *mark_overwritten(const kv_plan *p, void *workspace) {
 
 static llmk_status run_scatter(const void *payload, void *workspace, llmk_context *ctx) {
   const kv_plan *p = payload;
+  if (p->cz.mode) return llmk__kv_run_compressed(p);
   llmk_status st = LLMK_SUCCESS;
   st = llmk__kv_check_scales(p);
   int64_t num_slots = p->num_slots;
