@@ -172,6 +172,8 @@ typedef struct row_result {
   bool have_p;
   boundary pb; /* top-p boundary */
   float min_e; /* min-p: keep e >= min_e (0: none) */
+  /* filter_one's form of min_e: keep keys >= m_key (0: none); e is monotone in the key */
+  uint32_t m_key;
   float max;
   int64_t tie_cut; /* entries equal to pb.key with an index below this are masked */
   /* whole-row top-p still to be resolved among the entries with win_lo <= key <= win_hi

@@ -286,6 +286,23 @@ int64_t llmk__tkp_mask_tie_group(const tkp_plan *pl, const rowctx *rc,
   return n;
 }
 
+/* The smallest key whose entry min-p keeps: exp(x - max) >= min_e. Both sides are
+ * monotone in the key (the exp is, tests/core/test_exp_monotone.c), -inf is dropped and
+ * max kept (min_e in (0, 1]), so a bisection over the keys finds the boundary with the
+ * very exp the per-entry test used: the same decisions, and min-p rows take the
+ * threshold writes of top-k instead of an exp per entry. */
+static uint32_t min_e_key(float min_e, float max, uint32_t max_key) {
+  uint32_t lo = LLMK__KEY_NINF, hi = max_key; /* lo dropped, hi kept */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (llmk__exp_nonpos(llmk__value_of_key(mid) - max) >= min_e)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return hi;
+}
+
 /* One row: decide, write, then mask what the write kept too much. A write keeps the
  * entries >= tw; when tw is below the final threshold (a top-p window's lowest key), the
  * entries between them must be in the gathered list (keys lk, indices li, n of them),
@@ -331,7 +348,7 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
   uint32_t tw = 0, tau;
   bool written = false, all = false; /* all: the write masked every entry */
   if (has_k && k >= 1 && k <= V - 1 && llmk__tkp_pivot_tau(pl, s, &rc, V, k, &tau)) {
-    if (contiguous && !wj.in_place && !(has_m && min_p > 0.0f)) {
+    if (contiguous && !wj.in_place) {
       /* every entry masked; the few that stay are written once they are known */
       wj.mode |= LLMK__TKP_MASK_ALL;
       ncand = write_gathering(tm, &wj, V, tw = tau, UINT32_MAX, s->ckey, s->cidx);
@@ -344,6 +361,10 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
   llmk__tkp_filter_row(pl, tm, s, &rc, V, has_k, k, has_p,
                        has_p ? llmk__view_get_f(&pl->p, r, 0) : 0, has_m, min_p, ncand,
                        &rr);
+  if (rr.min_e > 0.0f) { /* set only with a finite largest entry */
+    rr.m_key = min_e_key(rr.min_e, rr.max, llmk__key_of(rr.max));
+    rr.min_e = 0.0f;
+  }
   const uint32_t *lk = NULL, *li = NULL;
   int64_t n = 0;
   if (written && ncand >= k && ncand <= CAND_CAP) { /* the candidates, all >= tau */
@@ -357,11 +378,12 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
   if (!select) llmk__tkp_need_keys(pl, tm, s, &rc);
   if (rr.pending) { /* the top-p boundary lies in a window of keys: gather it */
     int64_t nwin;
-    if (select) { /* while writing the row, keeping it whole */
+    if (select && rr.m_key <= rr.win_hi) { /* while writing the row, keeping it whole */
       nwin = write_gathering(tm, &wj, V, tw = rr.win_lo, rr.win_hi, s->bk, s->cidx);
       written = true;
       all = false;
     } else {
+      llmk__tkp_need_keys(pl, tm, s, &rc);
       nwin = llmk__tkp_gather_window(pl, tm, s, &rc, &rr, s->cidx);
     }
     llmk__tkp_resolve_window(pl, tm, s, &rc, &rr, s->cidx, nwin);
@@ -376,6 +398,7 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
   }
   uint32_t thr = rr.t_key;
   if (rr.have_p && rr.pb.key > thr) thr = rr.pb.key;
+  if (rr.m_key > thr) thr = rr.m_key;
   if (!written) {
     wj.t = tw = thr;
     wj.hi = 0;
@@ -389,18 +412,15 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
   }
   int64_t kept = 0;
   for (int p = 0; p < llmk__tkp_team_parts(tm); p++) kept += wj.kept[p];
-  /* the masked members of the top-p tie group (the write kept the whole group), and the
-   * entries below the final threshold that the write kept; min-p keeps or drops the
-   * group as one, its members being equal */
-  bool group_kept = !(rr.min_e > 0.0f && llmk__exp_nonpos(llmk__value_of_key(rr.pb.key) -
-                                                          rr.max) < rr.min_e);
+  /* the masked members of the top-p tie group (the write kept the whole group unless
+   * min-p's threshold is above it), and the entries below the final threshold that the
+   * write kept (it kept every entry >= tw and counted them) */
+  bool group_kept = rr.pb.key >= rr.m_key;
   size_t esz = llmk_dtype_size(pl->out.dtype), dstep = (size_t)pl->out.s1 * esz;
-  if (lk && all) { /* the survivors written (contiguous rows; min_e from p == 1 only) */
+  if (lk && all) { /* the survivors written (contiguous rows) */
     for (int64_t i = 0; i < n; i++) {
       bool tie = rr.have_p && lk[i] == rr.pb.key && (int64_t)li[i] < rr.tie_cut;
       bool keep = lk[i] >= thr && !tie;
-      if (keep && rr.min_e > 0.0f)
-        keep = llmk__exp_nonpos(llmk__value_of_key(lk[i]) - rr.max) >= rr.min_e;
       if (keep) {
         memcpy(wj.dst + (size_t)li[i] * esz, wj.src + (size_t)li[i] * esz, esz);
         kept++;
@@ -410,10 +430,10 @@ void llmk__tkp_filter_one(const tkp_plan *pl, const team *tm, const scratch *s0,
     int64_t ties, c = llmk__tkp_mask_listed(lk, li, n, tw, thr, rr.pb.key,
                                             rr.have_p ? rr.tie_cut : 0, wj.dst, dstep,
                                             pl->out.dtype, &ties);
-    kept -= c - ties + (group_kept ? ties : 0);
-  } else {
-    kept -=
-        group_kept * llmk__tkp_mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
+    (void)ties;
+    kept -= c;
+  } else if (group_kept) {
+    kept -= llmk__tkp_mask_tie_group(pl, &rc, &rr, wj.dst, dstep, pl->out.dtype);
   }
   if (pl->kept.data) llmk__view_set(&pl->kept, r, kept);
 }
