@@ -115,10 +115,9 @@ typedef struct llmk__conv1d_kernels {
   void (*seq)(const llmk__conv1d_seq *a);
 } llmk__conv1d_kernels;
 
-/* The AVX2 kernel also serves AVX-512 machines: it is bound by the bf16/f16 rounding
- * and the memory, and an AVX-512 variant has not been measured yet. */
 #define LLMK__CONV1D_VARIANTS(X) \
-  LLMK__IF_NEON(X(conv1d, neon)) LLMK__IF_AVX2(X(conv1d, avx2)) X(conv1d, scalar)
+  LLMK__IF_NEON(X(conv1d, neon)) \
+  LLMK__IF_AVX512(X(conv1d, avx512)) LLMK__IF_AVX2(X(conv1d, avx2)) X(conv1d, scalar)
 LLMK__KERNEL_LIST(conv1d, LLMK__CONV1D_VARIANTS)
 
 #endif
