@@ -1297,7 +1297,13 @@ static void path_row(float *x, int64_t V, int path, llmk_dtype dt) {
   for (int64_t i = 0; i < V; i++) x[i] = rnd(dt, x[i]);
 }
 
+/* the op splits rows this long over a team when top-k is given (internal.h); the paths
+ * lower it so that their rows of 20000 are split too */
+extern int64_t llmk__tkp_split_min_v_k;
+
 static void test_paths(void) {
+  const int64_t split_k = llmk__tkp_split_min_v_k;
+  llmk__tkp_split_min_v_k = 16384;
   llmk_context *ctx2 = NULL;
   TU_CHECK(llmk_context_create(2, &ctx2) == LLMK_SUCCESS && ctx2, "context(2)");
   long n = 0;
@@ -1352,6 +1358,7 @@ static void test_paths(void) {
         n++;
       }
   llmk_context_destroy(ctx2);
+  llmk__tkp_split_min_v_k = split_k;
   printf("paths: %ld cases x {calling thread, 2 threads}\n", n);
 }
 

@@ -379,6 +379,8 @@ static void worker_task(void *job_arg, int w, int nth) {
   }
 }
 
+int64_t llmk__tkp_split_min_v_k = (int64_t)1 << 18;
+
 static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) {
   const tkp_plan *pl = payload;
   llmk_status st = LLMK_SUCCESS;
@@ -396,8 +398,8 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
           if (pl->kept.data) llmk__view_set(&pl->kept, r, 1);
         }
       } else if (pl->mode != MODE_SORTED && pl->mode != MODE_SAMPLE_EX &&
-                 pl->V >= SPLIT_MIN_V && pl->B < llmk__parallel_tasks(ctx, pl->workers) &&
-                 pl->workers > 1) {
+                 pl->V >= (pl->k.data ? llmk__tkp_split_min_v_k : SPLIT_MIN_V) &&
+                 pl->B < llmk__parallel_tasks(ctx, pl->workers) && pl->workers > 1) {
         /* fewer rows than threads: each row split over a team of threads */
         scratch ps[MAX_PARTS];
         int parts = llmk__parallel_tasks(ctx, pl->workers);
@@ -415,7 +417,9 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
         }
       } else {
         tkp_job job = {pl, ws, 0};
-        llmk__parallel_run(ctx, pl->workers, worker_task, &job);
+        /* no more tasks than rows: an idle task still costs its thread's wake-up */
+        llmk__parallel_run(ctx, pl->B < pl->workers ? pl->B : pl->workers, worker_task,
+                           &job);
       }
     }
   }

@@ -109,6 +109,10 @@ enum { MAX_PARTS = LLMK__MAX_TASKS };
 /* rows at least this long are split over threads when there are fewer rows than threads
  */
 #define SPLIT_MIN_V 16384
+/* the same with top-k, whose pivot decides a row of 151936 entries in about 15 us on one
+ * thread: a team's handoffs cost more than the half it saves. A variable, so that the
+ * op test can split shorter rows and check the team's results. */
+extern int64_t llmk__tkp_split_min_v_k; /* 1 << 18 */
 /* rows of at most this many entries: top-k by the heap, top-p by sorting the row */
 #define SHORT_V 2048
 
