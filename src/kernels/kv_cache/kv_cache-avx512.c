@@ -53,7 +53,81 @@ static void fence_avx512(void) {
   _mm_sfence();
 }
 
+/* 32 columns (dst elements) at a time: two gathers of 16 pairs of elements (i, i + 1) of
+ * 32 src rows, split by two permutes into dst rows i and i + 1, one 64-byte line each.
+ * The rest (an odd last row, fewer than 32 columns, strides the 32-bit gather offsets
+ * cannot hold) element by element. */
+static void transpose16_avx512(char *dst, size_t drow, const char *src, size_t srow,
+                               int64_t rows, int64_t cols) {
+  int64_t j0 = 0;
+  if (srow <= (size_t)INT32_MAX / 32) {
+    const __m512i off = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32((int)srow));
+    short ev[32], od[32];
+    for (int l = 0; l < 32; l++) {
+      ev[l] = (short)(2 * l);
+      od[l] = (short)(2 * l + 1);
+    }
+    const __m512i even = _mm512_loadu_si512(ev), odd = _mm512_loadu_si512(od);
+    for (; j0 + 32 <= cols; j0 += 32) {
+      const char *s0 = src + (size_t)j0 * srow, *s1 = s0 + 16 * srow;
+      char *d = dst + (size_t)j0 * 2;
+      int64_t i = 0;
+      for (; i + 2 <= rows; i += 2) {
+        __m512i lo = _mm512_i32gather_epi32(off, s0 + i * 2, 1);
+        __m512i hi = _mm512_i32gather_epi32(off, s1 + i * 2, 1);
+        _mm512_storeu_si512(d + (size_t)i * drow,
+                            _mm512_permutex2var_epi16(lo, even, hi));
+        _mm512_storeu_si512(d + (size_t)(i + 1) * drow,
+                            _mm512_permutex2var_epi16(lo, odd, hi));
+      }
+      for (; i < rows; i++)
+        for (int64_t j = j0; j < j0 + 32; j++)
+          memcpy(dst + (size_t)i * drow + j * 2, src + (size_t)j * srow + i * 2, 2);
+    }
+  }
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = j0; j < cols; j++)
+      memcpy(dst + (size_t)i * drow + j * 2, src + (size_t)j * srow + i * 2, 2);
+}
+
+/* 4 x 4 blocks of 16-byte elements: four 64-byte loads, a 4 x 4 transpose of their
+ * 128-bit lanes, four 64-byte stores; the edges element by element. */
+static void transpose128_avx512(char *dst, size_t drow, const char *src, size_t srow,
+                                int64_t rows, int64_t cols) {
+  int64_t i0 = 0;
+  for (; i0 + 4 <= rows; i0 += 4) {
+    int64_t j0 = 0;
+    for (; j0 + 4 <= cols; j0 += 4) {
+      const char *s = src + (size_t)j0 * srow + (size_t)i0 * 16;
+      __m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + srow),
+              c = _mm512_loadu_si512(s + 2 * srow), d = _mm512_loadu_si512(s + 3 * srow);
+      /* t0 = a0 a1 b0 b1, t1 = a2 a3 b2 b3, t2 = c0 c1 d0 d1, t3 = c2 c3 d2 d3 */
+      __m512i t0 = _mm512_shuffle_i64x2(a, b, 0x44),
+              t1 = _mm512_shuffle_i64x2(a, b, 0xee),
+              t2 = _mm512_shuffle_i64x2(c, d, 0x44),
+              t3 = _mm512_shuffle_i64x2(c, d, 0xee);
+      char *o = dst + (size_t)i0 * drow + (size_t)j0 * 16;
+      _mm512_storeu_si512(o, _mm512_shuffle_i64x2(t0, t2, 0x88));        /* a0 b0 c0 d0 */
+      _mm512_storeu_si512(o + drow, _mm512_shuffle_i64x2(t0, t2, 0xdd)); /* a1 b1 c1 d1 */
+      _mm512_storeu_si512(o + 2 * drow, _mm512_shuffle_i64x2(t1, t3, 0x88)); /* a2 ... */
+      _mm512_storeu_si512(o + 3 * drow, _mm512_shuffle_i64x2(t1, t3, 0xdd));
+    }
+    for (int64_t i = i0; i < i0 + 4; i++)
+      for (int64_t j = j0; j < cols; j++)
+        memcpy(dst + (size_t)i * drow + (size_t)j * 16,
+               src + (size_t)j * srow + (size_t)i * 16, 16);
+  }
+  for (int64_t i = i0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      memcpy(dst + (size_t)i * drow + (size_t)j * 16,
+             src + (size_t)j * srow + (size_t)i * 16, 16);
+}
+
 const llmk__kv_kernels llmk__kv_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
+                                                  .transpose16 = transpose16_avx512,
+                                                  .transpose128 = transpose128_avx512,
                                                   .quant = quant_avx512,
                                                   .dequant = dequant_avx512,
                                                   .copy = copy_avx512,

@@ -106,6 +106,27 @@ void llmk__kv_move_token(const llmk__kv_side *k, char *tok, char *cache, bool st
   }
 }
 
+/* Whether runs [r0, r1) are bit copies of 16-byte pieces that follow each other in the
+ * token row, one cache row apart (the same distance between every two), and slots are
+ * 16 bytes apart: then moving g tokens is a transpose of 16-byte elements. */
+static bool pieces_in_rows(const llmk__kv_side *k, int64_t r0, int64_t r1) {
+  if (k->mode != LLMK__KV_COPY || k->tok_esz != k->cache_esz ||
+      (size_t)k->cache_so * k->cache_esz != 16)
+    return false;
+  const llmk__kv_run *a = &k->runs[r0];
+  int64_t piece = 16 / (int64_t)k->tok_esz,
+          crow = r1 - r0 > 1 ? k->runs[r0 + 1].cache_off - a->cache_off : 0;
+  if (crow < 0) return false;
+  for (int64_t r = r0; r < r1; r++) {
+    const llmk__kv_run *b = &k->runs[r];
+    if (b->len != piece || (b->tok_stride != 1 && b->len > 1) ||
+        b->tok_off != a->tok_off + (r - r0) * piece ||
+        b->cache_off != a->cache_off + (r - r0) * crow)
+      return false;
+  }
+  return true;
+}
+
 /* Tokens t0..t0+g-1 to (or from) the consecutive slots of one block starting at `cache`.
  * Used where a token's row is cut into pieces and consecutive slots share cache lines
  * (x-split, NZ): the move is a small transpose, done in tiles of about one cache line
@@ -126,6 +147,21 @@ void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *ca
       int64_t tj = rb >= 64 ? 1 : (int64_t)(64 / rb), r1 = r0;
       while (r1 < k->nruns && (k->runs[r1].cache_stride == 1 || k->runs[r1].len == 1))
         r1++;
+      if (rb == 16 && pieces_in_rows(k, r0, r1) && k->kern->transpose128) {
+        /* 16-byte pieces (x-split keys), one after the other in the token row and one
+         * row of slots apart in the cache: a transpose of 16-byte elements */
+        char *c0 = cache + (size_t)run->cache_off * k->cache_esz,
+             *tr = tok0 + (size_t)run->tok_off * k->tok_esz;
+        size_t crow = r1 - r0 > 1 ? (size_t)(k->runs[r0 + 1].cache_off - run->cache_off) *
+                                        k->cache_esz
+                                  : 0;
+        if (k->gather)
+          k->kern->transpose128(tr, tstep, c0, crow, g, r1 - r0);
+        else
+          k->kern->transpose128(c0, crow, tr, tstep, r1 - r0, g);
+        r0 = r1;
+        continue;
+      }
       for (int64_t j0 = 0; j0 < g; j0 += tj)
         for (int64_t r = r0; r < r1; r++)
           for (int64_t j = j0; j < g && j < j0 + tj; j++) {
@@ -147,6 +183,15 @@ void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *ca
     char *t = tok0 + (size_t)run->tok_off * k->tok_esz;
     float s = k->mode == LLMK__KV_COPY ? 1.0f : llmk__kv_scale_of(k, run->head);
     bool copy16 = k->mode == LLMK__KV_COPY && k->tok_esz == 2;
+    if (copy16 && k->kern->transpose16 && run->tok_stride == 1 && k->cache_so == 1) {
+      /* tokens side by side in the cache: a transpose of the g x len tile */
+      if (k->gather)
+        k->kern->transpose16(t, tstep, c, (size_t)run->cache_stride * 2, g, run->len);
+      else
+        k->kern->transpose16(c, (size_t)run->cache_stride * 2, t, tstep, run->len, g);
+      r0++;
+      continue;
+    }
     for (int64_t i0 = 0; i0 < run->len; i0 += 32)
       for (int64_t j0 = 0; j0 < g; j0 += 8)
         for (int64_t i = i0; i < run->len && i < i0 + 32; i++) {

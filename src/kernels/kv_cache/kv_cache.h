@@ -24,6 +24,14 @@ typedef struct llmk__kv_kernels {
    * (for copies far larger than the caches) and the caller calls fence() when done */
   void (*copy)(void *dst, const void *src, size_t bytes, bool stream);
   void (*fence)(void);
+  /* 16-bit elements: dst row i, element j = src row j, element i, for i < rows, j < cols
+   * (rows of dst and src any number of bytes apart); NULL: the movers' own loops */
+  void (*transpose16)(char *dst, size_t dst_row, const char *src, size_t src_row,
+                      int64_t rows, int64_t cols);
+  /* the same with elements of 16 bytes (x-split keys: a token's 16-byte pieces to the
+   * rows of their (head, piece)) */
+  void (*transpose128)(char *dst, size_t dst_row, const char *src, size_t src_row,
+                       int64_t rows, int64_t cols);
 } llmk__kv_kernels;
 
 #define LLMK__KV_VARIANTS(X) \
