@@ -82,7 +82,7 @@ static inline __m256 llmk__avx2_exp_nonpos_fma_ge69(__m256 x) {
 
 static inline __m256 llmk__avx2_silu(__m256 y) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
-  __m256 t = llmk__avx2_exp_nonpos(_mm256_or_ps(_mm256_andnot_ps(sign, y), sign));
+  __m256 t = llmk__avx2_exp_nonpos_fma(_mm256_or_ps(_mm256_andnot_ps(sign, y), sign));
   __m256 neg = _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_NGE_UQ);
   __m256 num = _mm256_blendv_ps(y, _mm256_mul_ps(y, t), neg);
   __m256 r = _mm256_div_ps(num, _mm256_add_ps(_mm256_set1_ps(1.0f), t));
@@ -90,9 +90,9 @@ static inline __m256 llmk__avx2_silu(__m256 y) {
   return _mm256_blendv_ps(r, sign, ninf);
 }
 
-/* llmk__avx2_silu on G vectors at once, step by step across them, so that the
- * out-of-order window sees G independent chains (the exp is one long dependent chain per
- * vector). */
+/* llmk__avx2_silu (the fused exp) on G vectors at once, step by step across them, so that
+ * the out-of-order window sees G independent chains (the exp is one long dependent chain
+ * per vector). */
 #define LLMK__EACH _Pragma("GCC unroll 8") for (int g = 0; g < G; g++)
 static inline __attribute__((always_inline)) void llmk__avx2_silu_n(__m256 *y,
                                                                     const int G) {
@@ -103,23 +103,16 @@ static inline __attribute__((always_inline)) void llmk__avx2_silu_n(__m256 *y,
   LLMK__EACH n[g] = _mm256_mul_ps(x[g], _mm256_set1_ps(LLMK__EXP_LOG2E));
   LLMK__EACH n[g] = _mm256_sub_ps(_mm256_add_ps(n[g], _mm256_set1_ps(LLMK__EXP_MAGIC)),
                                   _mm256_set1_ps(LLMK__EXP_MAGIC));
-  LLMK__EACH r[g] =
-      _mm256_sub_ps(x[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C1)));
-  LLMK__EACH r[g] =
-      _mm256_sub_ps(r[g], _mm256_mul_ps(n[g], _mm256_set1_ps(LLMK__EXP_C2)));
-  LLMK__EACH p[g] = _mm256_set1_ps(LLMK__EXP_P0);
+  LLMK__EACH r[g] = _mm256_fnmadd_ps(n[g], _mm256_set1_ps(LLMK__EXP_C1), x[g]);
+  LLMK__EACH r[g] = _mm256_fnmadd_ps(n[g], _mm256_set1_ps(LLMK__EXP_C2), r[g]);
   LLMK__EACH p[g] =
-      _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(LLMK__EXP_P1));
-  LLMK__EACH p[g] =
-      _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(LLMK__EXP_P2));
-  LLMK__EACH p[g] =
-      _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(LLMK__EXP_P3));
-  LLMK__EACH p[g] =
-      _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(LLMK__EXP_P4));
-  LLMK__EACH p[g] =
-      _mm256_add_ps(_mm256_mul_ps(p[g], r[g]), _mm256_set1_ps(LLMK__EXP_P5));
+      _mm256_fmadd_ps(_mm256_set1_ps(LLMK__EXP_P0), r[g], _mm256_set1_ps(LLMK__EXP_P1));
+  LLMK__EACH p[g] = _mm256_fmadd_ps(p[g], r[g], _mm256_set1_ps(LLMK__EXP_P2));
+  LLMK__EACH p[g] = _mm256_fmadd_ps(p[g], r[g], _mm256_set1_ps(LLMK__EXP_P3));
+  LLMK__EACH p[g] = _mm256_fmadd_ps(p[g], r[g], _mm256_set1_ps(LLMK__EXP_P4));
+  LLMK__EACH p[g] = _mm256_fmadd_ps(p[g], r[g], _mm256_set1_ps(LLMK__EXP_P5));
   LLMK__EACH z[g] = _mm256_mul_ps(r[g], r[g]);
-  LLMK__EACH p[g] = _mm256_add_ps(_mm256_mul_ps(p[g], z[g]), r[g]);
+  LLMK__EACH p[g] = _mm256_fmadd_ps(p[g], z[g], r[g]);
   LLMK__EACH p[g] = _mm256_add_ps(p[g], _mm256_set1_ps(1.0f));
   LLMK__EACH {
     __m256i ni = _mm256_cvttps_epi32(_mm256_and_ps(valid[g], n[g]));

@@ -59,13 +59,13 @@ static inline __m512 llmk__avx512_exp_nonpos_fma(__m512 x) {
   return llmk__avx512_exp(x, 1);
 }
 
-/* llmk__avx512_exp_nonpos where every lane is >= -69: the result is normal, so the range
- * mask and the second scaling step (by 2^0, exact) change nothing, and rounding by the
- * magic constant is rounding to nearest even: the same bits in fewer operations. */
-static inline __m512 llmk__avx512_exp_nonpos_ge69(__m512 x) {
+/* llmk__avx512_exp_nonpos_fma where every lane is >= -69: the result is normal, so the
+ * range mask and the second scaling step (by 2^0, exact) change nothing, and rounding by
+ * the magic constant is rounding to nearest even: the same bits in fewer operations. */
+static inline __m512 llmk__avx512_exp_nonpos_fma_ge69(__m512 x) {
   __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LLMK__EXP_LOG2E)),
                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 p = llmk__avx512_exp_mantissa(x, n, 0);
+  __m512 p = llmk__avx512_exp_mantissa(x, n, 1);
   __m512i b = _mm512_slli_epi32(
       _mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_mul_ps(p, _mm512_castsi512_ps(b));
@@ -75,8 +75,8 @@ static inline __m512 llmk__avx512_silu(__m512 y) {
   __m512 x = _mm512_or_ps(_mm512_abs_ps(y), _mm512_set1_ps(-0.0f));
   __m512 t = __builtin_expect(
                  _mm512_cmp_ps_mask(x, _mm512_set1_ps(-69.0f), _CMP_GE_OQ) == 0xffff, 1)
-                 ? llmk__avx512_exp_nonpos_ge69(x)
-                 : llmk__avx512_exp_nonpos(x);
+                 ? llmk__avx512_exp_nonpos_fma_ge69(x)
+                 : llmk__avx512_exp_nonpos_fma(x);
   __mmask16 neg = _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NGE_UQ);
   __m512 num = _mm512_mask_mul_ps(y, neg, y, t);
   __m512 r = _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), t));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* exp(x) for x <= 0 with the same bits on every ISA (exp-avx2.h / exp-avx512.h repeat
  * it operation for operation), in two forms: llmk__exp_nonpos_fma for the top-k/top-p
- * softmax, llmk__exp_nonpos for the conv's SiLU. */
+ * softmax and the conv's SiLU, llmk__exp_nonpos for the min-p threshold and the sampler.
+ */
 #ifndef LLMK_KERNELS_EXP_H
 #define LLMK_KERNELS_EXP_H
 
@@ -53,8 +54,8 @@ static inline float llmk__exp_nonpos(float x) {
 
 /* The same exp with its multiply-adds fused (one rounding each), as the top-k/top-p
  * softmax computes it on every ISA: the SIMD forms are shorter and faster with FMA, and
- * fmaf() gives the same bits where the CPU has none. Monotone too (tested). SiLU keeps
- * llmk__exp_nonpos: its scalar paths run in code built without FMA. */
+ * fmaf() gives the same bits where the CPU has none (glibc picks the CPU's FMA at run
+ * time where there is one). Monotone too (tested). */
 static inline float llmk__exp_nonpos_fma(float x) {
   if (!(x >= -104.0f)) return 0.0f;
   float t = x * LLMK__EXP_LOG2E;
@@ -71,9 +72,11 @@ static inline float llmk__exp_nonpos_fma(float x) {
 }
 
 /* SiLU y / (1 + exp(-y)) through exp of a non-positive argument:
- * t = exp(-|y|); y >= 0: y / (1 + t); y < 0: y * t / (1 + t); -inf -> -0. */
+ * t = exp(-|y|); y >= 0: y / (1 + t); y < 0: y * t / (1 + t); -inf -> -0. The fused exp:
+ * a fifth fewer operations per element than the unfused one on AVX-512, and as exact
+ * (both within 1 ulp of exp on the SiLU range). */
 static inline float llmk__silu(float y) {
-  float t = llmk__exp_nonpos(-__builtin_fabsf(y));
+  float t = llmk__exp_nonpos_fma(-__builtin_fabsf(y));
   if (y == -__builtin_inff()) return -0.0f;
   return (y >= 0.0f ? y : y * t) / (1.0f + t);
 }
