@@ -1062,6 +1062,50 @@ static void test_out_values(aclrtStream s) {
   }
 }
 
+/* A repeatable executor of this entry: y is output 0, the inputs 0..11 in prototype
+ * order. numComputedTokens 0 everywhere (first chunks): every run computes the same y
+ * and the same lines, so a run with y re-pointed to a second block must give that block
+ * the first run's bytes and leave the first block as it was. */
+static void test_out_repoint(aclrtStream s) {
+  out_case *c = out_sample(0, 2, 128, ACL_FLOAT16, PREFILL_LENS);
+  spec(&c->t[ONCT], ACL_INT32, 1, 4, 0, 0, 0);
+  out_build(c);
+  tspec *y = &c->t[OY];
+  uint64_t ws = 0;
+  aclOpExecutor *ex = NULL;
+  EQ(out_phase1(c, &ws, &ex), ACLNN_SUCCESS);
+  EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+  void *w = NULL;
+  aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+  EQ(aclnnFusedCausalConv1d(w, ws, ex, s), ACLNN_SUCCESS);
+  unsigned char *y1 = malloc(y->bytes);
+  aclrtMemcpy(y1, y->bytes, y->dev, y->bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+  TU_CHECK(!dev_is(y, y->host), "repeatable: y not written");
+  tspec y2 = *y;
+  build(&y2);
+  aclDestroyTensor(y2.t);
+  y2.t = NULL;
+  EQ(aclSetOutputTensorAddr(ex, 0, y->t, y2.dev), ACLNN_SUCCESS);
+  EQ(aclSetOutputTensorAddr(ex, 1, y->t, y2.dev), ACLNN_ERR_PARAM_INVALID);
+  EQ(aclSetInputTensorAddr(ex, OY, c->t[OX].t, y2.dev), ACLNN_ERR_PARAM_INVALID);
+  EQ(aclSetInputTensorAddr(ex, OFIRST, c->t[OX].t, y2.dev),
+     ACLNN_ERR_PARAM_INVALID); /* absent */
+  EQ(aclnnFusedCausalConv1d(w, ws, ex, s), ACLNN_SUCCESS);
+  TU_CHECK(dev_is(&y2, y1), "re-pointed y: not the first run's bytes");
+  void *first = NULL;
+  aclGetRawTensorAddr(y->t, &first);
+  TU_CHECK(first == y2.dev, "y's aclTensor follows the new address");
+  unsigned char *old = malloc(y->bytes);
+  aclrtMemcpy(old, y->bytes, y->dev, y->bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+  TU_CHECK(!memcmp(old, y1, y->bytes), "re-pointed run wrote the old y");
+  EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  free(old);
+  free(y1);
+  unbuild(&y2);
+  aclrtFree(w);
+  out_free(c);
+}
+
 /* CANN's error table for aclnnFusedCausalConv1d (its doc: NULLs 161001, dtypes and
  * shapes; its tiling: the limits of the two templates), re-expressed: one change to
  * the sample per row; nothing written on refusal, y included. */
@@ -1317,6 +1361,7 @@ int main(void) {
   test_conv_errors(t.stream);
   test_out_sample(t.stream);
   test_out_values(t.stream);
+  test_out_repoint(t.stream);
   test_out_errors(t.stream);
   return acl_test_end(&t, "test_aclnn_fused_causal_conv1d");
 }
