@@ -3,9 +3,9 @@
  * API's (llmk_fused_causal_conv1d) bit for bit on random inputs; the executor lifecycle
  * (single use, repeatable, re-pointed addresses); the error table with CANN's numeric
  * codes, checking that x and convStates are byte-identical after every rejection.
- * aclnnFusedCausalConv1d (separate y): CANN's sample, golden values for both run
- * modes, y equal to the in-place entry's x, its error table (nothing written, y
- * included). */
+ * aclnnFusedCausalConv1d (separate y, CANN's 22-argument form): CANN's sample, golden
+ * values for both tiling templates, y equal to the in-place entry's x, its error table
+ * (nothing written, y included). */
 #include "aclnn_tspec.h"
 #include "aclnnop/aclnn_fused_causal_conv1d.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d.h"
@@ -814,24 +814,27 @@ static void test_conv_errors(aclrtStream s) {
 }
 
 /* ================================================ aclnnFusedCausalConv1d (y) */
-enum { OX, OW, OCS, OQSL, OCI, OISM, OBIAS, ONACC, OY, ON };
+/* The in-place entry's twelve inputs, in the same order, then y. */
+enum { OX, OW, OCS, OQSL, OCI, OISM, OBIAS, ONACC, ONCT, OFIRST, OLAST, OISI, OY, ON };
 
 typedef struct out_case {
   tspec t[ON];
-  int64_t act, pad, run, res;
+  int64_t act, pad, run, mql, res, bs, mode;
   int64_t iv[ON][MAXV];
 } out_case;
 
 /* CANN's sample layout: batch 4, sequences lens (cuSeqLen their sum), lines 0, 3, 1,
- * 5 of 8, initialStateMode 1, 0, 2, 1; C rows of state; not built. */
+ * 5 of 8, initialStateMode 1, 0, 2, 1; C rows of state; maxQueryLen 6 for run 1 (the
+ * short-sequence template), cuSeqLen otherwise; no APC tensors; not built. */
 static out_case *out_sample(int64_t run, int64_t C, int64_t dim, aclDataType dt,
                             const int64_t *lens) {
   out_case *c = calloc(1, sizeof *c);
   c->pad = -1, c->run = run;
-  for (int i = OQSL; i <= ONACC; i++)
+  for (int i = OQSL; i <= OISI; i++)
     if (i != OBIAS) c->t[i].ivals = c->iv[i];
   int64_t T = 0, lines[4] = {0, 3, 1, 5}, ism[4] = {1, 0, 2, 1};
   for (int b = 0; b < 4; b++) T += lens[b];
+  c->mql = run ? 6 : T;
   spec(&c->t[OX], dt, 2, T, dim, 0, 0);
   spec(&c->t[OW], dt, 2, 3, dim, 0, 0);
   spec(&c->t[OCS], dt, 3, 8, C, dim, 0);
@@ -865,9 +868,10 @@ static void out_free(out_case *c) {
 static aclnnStatus out_phase1(out_case *c, uint64_t *ws, aclOpExecutor **ex) {
   aclTensor *t[ON];
   for (int i = 0; i < ON; i++) t[i] = c->t[i].present ? c->t[i].t : NULL;
-  return aclnnFusedCausalConv1dGetWorkspaceSize(t[OX], t[OW], t[OCS], t[OQSL], t[OCI],
-                                                t[OISM], t[OBIAS], t[ONACC], c->act,
-                                                c->pad, c->run, c->res, t[OY], ws, ex);
+  return aclnnFusedCausalConv1dGetWorkspaceSize(
+      t[OX], t[OW], t[OCS], t[OQSL], t[OCI], t[OISM], t[OBIAS], t[ONACC], t[ONCT],
+      t[OFIRST], t[OLAST], t[OISI], c->act, c->pad, c->run, c->mql, c->res, c->bs,
+      c->mode, t[OY], ws, ex);
 }
 
 static aclnnStatus out_call(out_case *c, aclrtStream s) {
@@ -928,12 +932,12 @@ static void test_out_sample(aclrtStream s) {
   out_free(c);
 }
 
-/* The same call through aclnnInplaceFusedCausalConv1d (on copies: x in place,
- * maxQueryLen the longest sequence, or 6 in runMode 1, as this entry passes on): its x
+/* The same call through aclnnInplaceFusedCausalConv1d (on copies, x in place): its x
  * and convStates must be this entry's y and convStates, byte for byte. */
 static void out_vs_inplace(out_case *c, aclrtStream s, const char *what) {
   conv_case *k = conv_new();
-  int map[ON] = {X, W, CS, QSL, CI, ISM, BIAS, NACC, -1};
+  int map[ON];
+  for (int i = 0; i < OY; i++) map[i] = i; /* the same input order */
   for (int i = 0; i < OY; i++) {
     k->t[map[i]] = c->t[i];
     k->t[map[i]].ivals = c->t[i].ivals ? k->iv[map[i]] : NULL;
@@ -942,7 +946,6 @@ static void out_vs_inplace(out_case *c, aclrtStream s, const char *what) {
     k->t[map[i]].t = NULL;
     memcpy(k->iv[map[i]], c->iv[i], sizeof c->iv[i]);
   }
-  if (c->run == 0) k->t[NACC].present = false;
   conv_build(k);
   for (int i = 0; i < OY; i++) {
     tspec *t = &k->t[map[i]];
@@ -950,11 +953,7 @@ static void out_vs_inplace(out_case *c, aclrtStream s, const char *what) {
     memcpy(t->host, c->t[i].host, t->bytes);
     out_upload(t);
   }
-  int64_t mql = 1;
-  for (int b = 0; b + 1 < c->t[OQSL].dims[0]; b++)
-    if (c->iv[OQSL][b + 1] - c->iv[OQSL][b] > mql)
-      mql = c->iv[OQSL][b + 1] - c->iv[OQSL][b];
-  k->mql = c->t[OX].rank == 3 ? -1 : c->run == 1 ? 6 : (mql > 8 ? mql : 9);
+  k->mql = c->mql, k->bs = c->bs, k->mode = c->mode, k->run = c->run;
   k->pad = c->pad, k->res = c->res, k->act = c->act;
   EQ(conv_call(k, s), ACLNN_SUCCESS);
   void *kx = malloc(k->t[X].bytes), *kcs = malloc(k->t[CS].bytes);
@@ -987,9 +986,9 @@ static void out_vs_inplace(out_case *c, aclrtStream s, const char *what) {
   conv_free(k);
 }
 
-/* Golden values (small integers, exact in every sum) for both run modes, 2-D and 3-D
- * x, with numAcceptedTokens, residual and a skipped sequence; and the same call
- * through the in-place entry. */
+/* Golden values (small integers, exact in every sum) for both templates (maxQueryLen
+ * cuSeqLen and 6), 2-D and 3-D x, with numAcceptedTokens, residual and a skipped
+ * sequence; and the same call through the in-place entry. */
 static void test_out_values(aclrtStream s) {
   for (int v = 0; v < 8; v++) {
     int64_t run = v >= 2, C = run ? 7 : 2;
@@ -1020,18 +1019,16 @@ static void test_out_values(aclrtStream s) {
     snprintf(what, sizeof what, "aclnnFusedCausalConv1d values %d", v);
     /* golden through the in-place formula (conv_golden): x's expected block */
     conv_case *g = conv_new();
-    int map[8] = {X, W, CS, QSL, CI, ISM, BIAS, NACC};
-    for (int i = 0; i < 8; i++) {
-      g->t[map[i]] = c->t[i];
-      memcpy(g->iv[map[i]], c->iv[i], sizeof c->iv[i]);
+    for (int i = 0; i < OY; i++) {
+      g->t[i] = c->t[i];
+      memcpy(g->iv[i], c->iv[i], sizeof c->iv[i]);
     }
-    if (!run) g->t[NACC].present = false;
     g->pad = c->pad, g->res = c->res;
     unsigned char *ex = malloc(c->t[OX].bytes), *ecs = malloc(c->t[OCS].bytes);
     memcpy(ex, c->t[OX].host, c->t[OX].bytes);
     memcpy(ecs, c->t[OCS].host, c->t[OCS].bytes);
     conv_golden(g, false, ex, ecs);
-    for (int i = 0; i < 8; i++) g->t[map[i]] = (tspec){0};
+    for (int i = 0; i < OY; i++) g->t[i] = (tspec){0};
     conv_free(g);
     /* the golden's x values into y's layout, sequences that ran only */
     tspec *x = &c->t[OX], *y = &c->t[OY];
@@ -1065,13 +1062,57 @@ static void test_out_values(aclrtStream s) {
   }
 }
 
+/* A repeatable executor of this entry: y is output 0, the inputs 0..11 in prototype
+ * order. numComputedTokens 0 everywhere (first chunks): every run computes the same y
+ * and the same lines, so a run with y re-pointed to a second block must give that block
+ * the first run's bytes and leave the first block as it was. */
+static void test_out_repoint(aclrtStream s) {
+  out_case *c = out_sample(0, 2, 128, ACL_FLOAT16, PREFILL_LENS);
+  spec(&c->t[ONCT], ACL_INT32, 1, 4, 0, 0, 0);
+  out_build(c);
+  tspec *y = &c->t[OY];
+  uint64_t ws = 0;
+  aclOpExecutor *ex = NULL;
+  EQ(out_phase1(c, &ws, &ex), ACLNN_SUCCESS);
+  EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+  void *w = NULL;
+  aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+  EQ(aclnnFusedCausalConv1d(w, ws, ex, s), ACLNN_SUCCESS);
+  unsigned char *y1 = malloc(y->bytes);
+  aclrtMemcpy(y1, y->bytes, y->dev, y->bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+  TU_CHECK(!dev_is(y, y->host), "repeatable: y not written");
+  tspec y2 = *y;
+  build(&y2);
+  aclDestroyTensor(y2.t);
+  y2.t = NULL;
+  EQ(aclSetOutputTensorAddr(ex, 0, y->t, y2.dev), ACLNN_SUCCESS);
+  EQ(aclSetOutputTensorAddr(ex, 1, y->t, y2.dev), ACLNN_ERR_PARAM_INVALID);
+  EQ(aclSetInputTensorAddr(ex, OY, c->t[OX].t, y2.dev), ACLNN_ERR_PARAM_INVALID);
+  EQ(aclSetInputTensorAddr(ex, OFIRST, c->t[OX].t, y2.dev),
+     ACLNN_ERR_PARAM_INVALID); /* absent */
+  EQ(aclnnFusedCausalConv1d(w, ws, ex, s), ACLNN_SUCCESS);
+  TU_CHECK(dev_is(&y2, y1), "re-pointed y: not the first run's bytes");
+  void *first = NULL;
+  aclGetRawTensorAddr(y->t, &first);
+  TU_CHECK(first == y2.dev, "y's aclTensor follows the new address");
+  unsigned char *old = malloc(y->bytes);
+  aclrtMemcpy(old, y->bytes, y->dev, y->bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+  TU_CHECK(!memcmp(old, y1, y->bytes), "re-pointed run wrote the old y");
+  EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  free(old);
+  free(y1);
+  unbuild(&y2);
+  aclrtFree(w);
+  out_free(c);
+}
+
 /* CANN's error table for aclnnFusedCausalConv1d (its doc: NULLs 161001, dtypes and
  * shapes; its tiling: the limits of the two templates), re-expressed: one change to
  * the sample per row; nothing written on refusal, y included. */
 static void test_out_errors(aclrtStream s) {
-  enum { NROWS = 40 };
+  enum { NROWS = 48 };
   for (int row = 0; row < NROWS; row++) {
-    bool dec = row >= 26 && row < 32;
+    bool dec = (row >= 26 && row < 32) || row == 40;
     out_case *c =
         out_sample(dec, dec ? 7 : 2, 128, ACL_FLOAT16, dec ? DECODE_LENS : PREFILL_LENS);
     aclnnStatus want = ACLNN_ERR_INNER_TILING_ERROR;
@@ -1142,16 +1183,17 @@ static void test_out_errors(aclrtStream s) {
       case 18:
         c->res = 2;
         break;
-      /* runMode 0 (prefill) */
+      /* long sequences (maxQueryLen 19) */
       case 19:
         spec(&c->t[OX], ACL_FLOAT16, 3, 1, 19, 128, 0);
         spec(&c->t[OY], ACL_FLOAT16, 3, 1, 19, 128, 0);
         break;
-      case 20:
-        spec(&c->t[OCS], ACL_FLOAT16, 3, 8, 3, 128, 0);
+      case 20: /* C < K-1 */
+        spec(&c->t[OCS], ACL_FLOAT16, 3, 8, 1, 128, 0);
         break;
-      case 21:
-        drop = OCI;
+      case 21: /* a 2-D cacheIndices turns APC on here: the block tensors missing */
+        spec(&c->t[OCI], ACL_INT32, 2, 4, 2, 0, 0);
+        c->bs = 4;
         break;
       case 22:
         drop = OQSL;
@@ -1165,11 +1207,11 @@ static void test_out_errors(aclrtStream s) {
       case 25:
         spec(&c->t[OW], ACL_FLOAT16, 2, 4, 128, 0, 0);
         break;
-      /* runMode 1 (decode) */
-      case 26: /* 3-D x, m = 6 */
-        spec(&c->t[OX], ACL_FLOAT16, 3, 4, 7, 128, 0);
-        spec(&c->t[OY], ACL_FLOAT16, 3, 4, 7, 128, 0);
-        spec(&c->t[OCS], ACL_FLOAT16, 3, 8, 9, 128, 0);
+      /* short sequences (maxQueryLen 6) */
+      case 26: /* 3-D x, m = 8 */
+        spec(&c->t[OX], ACL_FLOAT16, 3, 4, 9, 128, 0);
+        spec(&c->t[OY], ACL_FLOAT16, 3, 4, 9, 128, 0);
+        spec(&c->t[OCS], ACL_FLOAT16, 3, 8, 10, 128, 0);
         break;
       case 27: /* 3-D x, m = 3, C = 4 < m + 2 */
         spec(&c->t[OX], ACL_FLOAT16, 3, 4, 4, 128, 0);
@@ -1193,8 +1235,8 @@ static void test_out_errors(aclrtStream s) {
         break;
       /* shared limits */
       case 32:
-        spec(&c->t[OX], ACL_FLOAT16, 2, 19, 64, 0, 0);
-        break; /* dim 64 */
+        spec(&c->t[OX], ACL_FLOAT16, 2, 19, 48, 0, 0);
+        break; /* dim 48 */
       case 33:
         spec(&c->t[OX], ACL_FLOAT16, 2, 19, 200, 0, 0);
         break;
@@ -1219,6 +1261,36 @@ static void test_out_errors(aclrtStream s) {
         break;
       case 39:
         spec(&c->t[OX], ACL_FLOAT16, 1, 19 * 128, 0, 0, 0);
+        break;
+      case 40: /* blockIdxLastScheduledToken turns APC on here: cacheIndices 1-D */
+        spec(&c->t[ONCT], ACL_INT32, 1, 4, 0, 0, 0);
+        spec(&c->t[OFIRST], ACL_INT32, 1, 4, 0, 0, 0);
+        spec(&c->t[OLAST], ACL_INT32, 1, 4, 0, 0, 0);
+        spec(&c->t[OISI], ACL_INT32, 1, 4, 0, 0, 0);
+        c->bs = 4;
+        break;
+      case 41:
+        c->mode = 1; /* without numComputedTokens */
+        break;
+      case 42:
+        c->mode = 2;
+        break;
+      case 43:
+        c->bs = 1;
+        break;
+      case 44:
+        c->mql = 0;
+        break;
+      case 45:
+        spec(&c->t[ONCT], ACL_INT32, 1, 3, 0, 0, 0);
+        break;
+      case 46:
+        spec(&c->t[ONCT], ACL_INT64, 1, 4, 0, 0, 0);
+        break;
+      case 47: /* a negative numComputedTokens: phase 2 */
+        spec(&c->t[ONCT], ACL_INT32, 1, 4, 0, 0, 0);
+        c->iv[ONCT][2] = -1;
+        want = ACLNN_ERR_PARAM_INVALID;
         break;
     }
     if (drop >= 0) c->t[drop].present = false;
@@ -1289,6 +1361,7 @@ int main(void) {
   test_conv_errors(t.stream);
   test_out_sample(t.stream);
   test_out_values(t.stream);
+  test_out_repoint(t.stream);
   test_out_errors(t.stream);
   return acl_test_end(&t, "test_aclnn_fused_causal_conv1d");
 }

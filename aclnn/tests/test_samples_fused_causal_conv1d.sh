@@ -42,12 +42,17 @@ $EMU "$tmp/conv_old" > "$tmp/conv_old.out"
 conv_expected 0.000000 1.000000 > "$tmp/conv_old.expected"
 check causal_conv1d_c2 "$tmp/conv_old.expected" "$tmp/conv_old.out"
 
-# --- aclnnFusedCausalConv1d (separate y), prefill, x and weight all 1, zero history,
-# residual 1: row 0 of y is token 0 of sequence 0, one tap sees a 1, plus the residual:
-# 2 (printed the way std::cout prints a float). Both of CANN's build lines.
+# --- aclnnFusedCausalConv1d (separate y), CANN's current sample: prefill, x all 1,
+# weight 1 on tap 0 only, zero history, no residual: y's row 0 is the first zero
+# history row (0); line 0 holds the last two tokens of sequence 0 (1). Both of CANN's
+# build lines.
 {
-  echo "First 10 output values:"
-  for i in 0 1 2 3 4 5 6 7 8 9; do echo "index: $i: 2"; done
+  echo "=== y output (first 10 elements) ==="
+  for i in 0 1 2 3 4 5 6 7 8 9; do echo "  y[$i] = 0.000000"; done
+  echo "  ..."
+  echo "=== convStates output (first 10 elements) ==="
+  for i in 0 1 2 3 4 5 6 7 8 9; do echo "  convStates[$i] = 1.000000"; done
+  echo "  ..."
   echo "Test completed successfully!"
 } > "$tmp/fcc.expected"
 for l in 1 2; do

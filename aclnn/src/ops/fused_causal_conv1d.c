@@ -7,9 +7,10 @@
  * both templates); without it blockIdxLastScheduledToken and initialStateIdx are
  * ignored: no shape check, not passed on (their dtype and format are checked, as for
  * every tensor given).
- * aclnnFusedCausalConv1d: CANN's op with a separate output y and fewer inputs, over the
- * native op's out entry; its checks (check_out) follow the tiling of its two templates,
- * picked by runMode (0: prefill, 1: decode), and share the dtype/format loop. */
+ * aclnnFusedCausalConv1d: the same inputs and checks with a separate output y, over the
+ * native op's out entry; its APC switch is the one of CANN's tiling template the call
+ * lands in (blockIdxLastScheduledToken given for 3-D x or maxQueryLen <= 8, else a 2-D
+ * cacheIndices). */
 #include "acl_internal.h"
 #include "aclnnop/aclnn_fused_causal_conv1d.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d.h"
@@ -69,8 +70,10 @@ static const char *const NAMES[NT] = {"x",
 
 #define TILING ACLNN_ERR_INNER_TILING_ERROR
 
+/* apc_rule: what switched APC on (a->apc), for the messages. */
 static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_attrs *a,
-                         int64_t activation_mode, int64_t run_mode, int64_t max_draft) {
+                         int64_t activation_mode, int64_t run_mode, int64_t max_draft,
+                         const char *apc_rule) {
   /* dtypes and formats */
   aclDataType dt = t[X]->dtype;
   if (dt != ACL_FLOAT16 && dt != ACL_BF16)
@@ -169,14 +172,12 @@ static aclnnStatus check(const char *op, const aclTensor *const *t, const conv_a
   }
   if (batch < 1 || batch > 256)
     return acl__fail(TILING, op, "batch=%lld must be in [1, 256]", (long long)batch);
-  /* APC and the index tensors: APC is on exactly when blockIdxFirstScheduledToken is
-   * given; without it the other two block-index tensors are ignored */
+  /* APC and the index tensors; without APC the block-index tensors are ignored */
   bool apc = a->apc;
   const aclTensor *ci = t[CI];
   if (apc) {
-    if (!t[LAST] || !t[ISI])
-      return acl__fail(TILING, op, "APC (blockIdxFirstScheduledToken given) needs %s",
-                       !t[LAST] ? "blockIdxLastScheduledToken" : "initialStateIdx");
+    for (int k = FIRST; k <= ISI; k++)
+      if (!t[k]) return acl__fail(TILING, op, "APC (%s) needs %s", apc_rule, NAMES[k]);
     if (!ci || ci->view_rank != 2 || ci->view_dims[0] != batch)
       return acl__fail(TILING, op,
                        "APC needs a 2-D cacheIndices [batch=%lld, maxNumBlocks]",
@@ -241,7 +242,8 @@ static aclnnStatus phase1(const acl__op *op, aclTensor *x, const aclTensor *weig
                        NAMES[i]);
   conv_attrs a = {padSlotId, maxQueryLen,       residualConnection, blockSize,
                   convMode,  x->view_rank == 3, first != NULL};
-  aclnnStatus st = check(op->name, t, &a, activationMode, runMode, maxDraftTokens);
+  aclnnStatus st = check(op->name, t, &a, activationMode, runMode, maxDraftTokens,
+                         "blockIdxFirstScheduledToken given");
   if (st) return st;
   return acl__executor_create(op, t, &a, sizeof a, workspaceSize, executor);
 }
@@ -292,155 +294,33 @@ aclnnStatus aclnnInplaceFusedCausalConv1dV2(void *workspace, uint64_t workspaceS
 
 /* ------------------------------------------------ aclnnFusedCausalConv1d (with y) */
 
-enum { OX, OW, OCS, OQSL, OCI, OISM, OBIAS, ONACC, OY, ONT };
-
-typedef struct out_attrs {
-  int64_t pad_slot_id, residual, max_query_len, run_mode;
-  bool x3d;
-} out_attrs;
+enum { OY = NT, ONT };
 
 static llmk_status out_plan(const llmk_tensor *const *t, const void *attrs,
                             size_t *workspace_size, llmk_plan **plan) {
-  const out_attrs *a = attrs;
-  /* runMode 0 has no speculative tokens (CANN: numAcceptedTokens has no effect) */
+  const conv_attrs *a = attrs;
   return llmk_fused_causal_conv1d_out_get_workspace_size(
-      t[OX], t[OW], t[OCS], a->x3d ? NULL : t[OQSL], t[OCI],
-      a->run_mode == 1 ? t[ONACC] : NULL, NULL, NULL, NULL, NULL,
-      NULL /* bias: ignored, as in CANN */, a->pad_slot_id, a->max_query_len, a->residual,
-      0, 0, LLMK_ACTIVATION_NONE, t[OY], workspace_size, plan);
+      t[X], t[W], t[CS], a->x3d ? NULL : t[QSL], t[CI], t[NACC], t[NCT],
+      a->apc ? t[FIRST] : NULL, a->apc ? t[LAST] : NULL, a->apc ? t[ISI] : NULL,
+      NULL /* bias: ignored, as in CANN */, a->pad_slot_id,
+      a->x3d ? -1 : a->max_query_len, a->residual, a->block_size, a->conv_mode,
+      LLMK_ACTIVATION_NONE, t[OY], workspace_size, plan);
 }
 
-/* Inputs x .. numAcceptedTokens (0..7), output y (0). */
-static const acl__op out_op = {"aclnnFusedCausalConv1d", ONT - 1, 1, out_plan,
+/* The twelve inputs of the in-place entry (0..11), output y (0). */
+static const acl__op out_op = {"aclnnFusedCausalConv1d", NT,      1, out_plan,
                                llmk_fused_causal_conv1d, conv_map};
-
-static const char *const ONAMES[ONT] = {"x",
-                                        "weight",
-                                        "convStates",
-                                        "queryStartLoc",
-                                        "cacheIndices",
-                                        "initialStateMode",
-                                        "bias",
-                                        "numAcceptedTokens",
-                                        "y"};
-
-/* The tokens per sequence the decode template (runMode 1) holds: m + 1 <= 6. */
-#define DECODE_MAX_TOKENS 6
-
-static aclnnStatus check_out(const char *op, const aclTensor *const *t, out_attrs *a,
-                             int64_t activation_mode) {
-  aclDataType dt = t[OX]->dtype;
-  if (dt != ACL_FLOAT16 && dt != ACL_BF16)
-    return acl__fail(TILING, op, "x dtype %d is not FLOAT16 or BFLOAT16", (int)dt);
-  for (int i = 0; i < ONT; i++) {
-    if (!t[i]) continue;
-    bool fl = i == OX || i == OW || i == OCS || i == OBIAS || i == OY;
-    aclDataType want = fl ? dt : ACL_INT32;
-    if (t[i]->dtype != want)
-      return acl__fail(TILING, op, "%s dtype %d must be %d (%s)", ONAMES[i],
-                       (int)t[i]->dtype, (int)want, fl ? "x's dtype" : "INT32");
-    if (!acl__format_is_nd(t[i]->format))
-      return acl__fail(TILING, op, "%s: format %d is not ND", ONAMES[i],
-                       (int)t[i]->format);
-  }
-  if (activation_mode < 0 || activation_mode > 2)
-    return acl__fail(TILING, op, "activationMode=%lld must be 0, 1 or 2",
-                     (long long)activation_mode);
-  if (a->run_mode != 0 && a->run_mode != 1)
-    return acl__fail(TILING, op, "runMode=%lld must be 0 or 1", (long long)a->run_mode);
-  if (a->residual != 0 && a->residual != 1)
-    return acl__fail(TILING, op, "residualConnection=%lld must be 0 or 1",
-                     (long long)a->residual);
-  const aclTensor *x = t[OX], *w = t[OW], *cs = t[OCS], *y = t[OY];
-  bool prefill = a->run_mode == 0;
-  if (x->view_rank != 2 && (prefill || x->view_rank != 3))
-    return acl__fail(TILING, op, "x has %llu dims, must have %s",
-                     (unsigned long long)x->view_rank,
-                     prefill ? "2 with runMode 0" : "2 or 3");
-  for (uint64_t d = 0; d < x->view_rank; d++)
-    if (x->view_dims[d] <= 0)
-      return acl__fail(TILING, op, "x.shape[%llu]=%lld: empty tensors are not supported",
-                       (unsigned long long)d, (long long)x->view_dims[d]);
-  int64_t dim = x->view_dims[x->view_rank - 1];
-  if (dim < 128 || dim > 16384 || dim % 128)
-    return acl__fail(TILING, op, "dim=%lld must be in [128, 16384] and a multiple of 128",
-                     (long long)dim);
-  if (x->strides[x->view_rank - 1] != 1)
-    return acl__fail(TILING, op, "x's last stride %lld must be 1",
-                     (long long)x->strides[x->view_rank - 1]);
-  if (x->strides[x->view_rank - 2] < 1)
-    return acl__fail(TILING, op, "x's token stride %lld must be >= 1",
-                     (long long)x->strides[x->view_rank - 2]);
-  if (w->view_rank != 2 || w->view_dims[0] != 3 || w->view_dims[1] != dim)
-    return acl__fail(TILING, op, "weight must be [3, dim=%lld] (K = 3)", (long long)dim);
-  if (cs->view_rank != 3 || cs->view_dims[2] != dim)
-    return acl__fail(TILING, op, "convStates must be [lines, C, dim=%lld]",
-                     (long long)dim);
-  if (cs->strides[2] != 1)
-    return acl__fail(TILING, op, "convStates' dim-2 stride %lld must be 1",
-                     (long long)cs->strides[2]);
-  int64_t C = cs->view_dims[1];
-  if (prefill ? C != 2 : C < 2)
-    return acl__fail(TILING, op, "convStates.shape[1]=C=%lld must be %s K-1=2",
-                     (long long)C, prefill ? "(runMode 0)" : ">=");
-  bool same = y->view_rank == x->view_rank;
-  for (uint64_t d = 0; same && d < x->view_rank; d++)
-    same = y->view_dims[d] == x->view_dims[d];
-  if (!same) return acl__fail(TILING, op, "y's shape must be x's");
-  int64_t batch;
-  a->x3d = x->view_rank == 3;
-  a->max_query_len = -1;
-  if (a->x3d) {
-    batch = x->view_dims[0];
-    int64_t S = x->view_dims[1];
-    if (S > DECODE_MAX_TOKENS)
-      return acl__fail(TILING, op, "x [batch, m+1, dim]: m=%lld must be in [0, %d]",
-                       (long long)(S - 1), DECODE_MAX_TOKENS - 1);
-    if (C < S + 1)
-      return acl__fail(TILING, op,
-                       "convStates.shape[1]=C=%lld must be >= K+S-2=%lld for %lld "
-                       "tokens per sequence",
-                       (long long)C, (long long)(S + 1), (long long)S);
-  } else {
-    const aclTensor *q = t[OQSL];
-    if (!q) return acl__fail(TILING, op, "a 2-D x needs queryStartLoc");
-    if (q->view_rank != 1 || q->view_dims[0] < 2)
-      return acl__fail(TILING, op, "queryStartLoc must be 1-D with at least 2 entries");
-    batch = q->view_dims[0] - 1;
-    int64_t T = x->view_dims[0];
-    if (prefill && T > 65536)
-      return acl__fail(TILING, op, "cuSeqLen=%lld must be in [1, 65536] (runMode 0)",
-                       (long long)T);
-    if (!prefill) {
-      if (T > batch * DECODE_MAX_TOKENS)
-        return acl__fail(TILING, op,
-                         "cuSeqLen=%lld exceeds batch*%d=%lld (runMode 1: at most %d "
-                         "tokens per sequence)",
-                         (long long)T, DECODE_MAX_TOKENS,
-                         (long long)(batch * DECODE_MAX_TOKENS), DECODE_MAX_TOKENS);
-      a->max_query_len = DECODE_MAX_TOKENS;
-    }
-  }
-  if (batch < 1 || batch > 256)
-    return acl__fail(TILING, op, "batch=%lld must be in [1, 256]", (long long)batch);
-  const aclTensor *ci = t[OCI];
-  if (prefill && !ci) return acl__fail(TILING, op, "runMode 0 needs cacheIndices");
-  if (ci && (ci->view_rank != 1 || ci->view_dims[0] != batch))
-    return acl__fail(TILING, op, "cacheIndices must be [batch=%lld]", (long long)batch);
-  const aclTensor *na = t[ONACC];
-  if (!prefill && na && (na->view_rank != 1 || na->view_dims[0] != batch))
-    return acl__fail(TILING, op, "numAcceptedTokens must be [batch=%lld]",
-                     (long long)batch);
-  return ACLNN_SUCCESS;
-}
 
 aclnnStatus aclnnFusedCausalConv1dGetWorkspaceSize(
     const aclTensor *x, const aclTensor *weight, aclTensor *convStates,
     const aclTensor *queryStartLoc, const aclTensor *cacheIndices,
     const aclTensor *initialStateMode, const aclTensor *bias,
-    const aclTensor *numAcceptedTokens, int64_t activationMode, int64_t padSlotId,
-    int64_t runMode, int64_t residualConnection, aclTensor *y, uint64_t *workspaceSize,
-    aclOpExecutor **executor) {
+    const aclTensor *numAcceptedTokens, const aclTensor *numComputedTokens,
+    const aclTensor *blockIdxFirstScheduledToken,
+    const aclTensor *blockIdxLastScheduledToken, const aclTensor *initialStateIdx,
+    int64_t activationMode, int64_t padSlotId, int64_t runMode, int64_t maxQueryLen,
+    int64_t residualConnection, int64_t blockSize, int64_t convMode, aclTensor *y,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
   const char *op = out_op.name;
   if (!workspaceSize || !executor)
     return acl__fail(ACLNN_ERR_PARAM_NULLPTR, op, "workspaceSize or executor is NULL");
@@ -460,14 +340,38 @@ aclnnStatus aclnnFusedCausalConv1dGetWorkspaceSize(
                              initialStateMode,
                              bias,
                              numAcceptedTokens,
+                             numComputedTokens,
+                             blockIdxFirstScheduledToken,
+                             blockIdxLastScheduledToken,
+                             initialStateIdx,
                              y};
   for (int i = 0; i < ONT; i++)
     if (t[i] && !acl__tensor_live(t[i]))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, op, "%s is not a live aclTensor",
-                       ONAMES[i]);
-  out_attrs a = {padSlotId, residualConnection, -1, runMode, false};
-  aclnnStatus st = check_out(op, t, &a, activationMode);
+                       i == OY ? "y" : NAMES[i]);
+  /* CANN's tiling picks its template from x's rank and maxQueryLen, and each template
+   * has its own APC switch: blockIdxLastScheduledToken given (3-D x or maxQueryLen <=
+   * 8), a 2-D cacheIndices (the long-sequence template). */
+  bool x3d = x->view_rank == 3, bh = x3d || maxQueryLen <= 8;
+  bool apc = bh ? blockIdxLastScheduledToken != NULL
+                : cacheIndices && cacheIndices->view_rank == 2;
+  conv_attrs a = {padSlotId, maxQueryLen, residualConnection, blockSize, convMode,
+                  x3d,       apc};
+  aclnnStatus st = check(op, t, &a, activationMode, runMode, 7,
+                         bh ? "blockIdxLastScheduledToken given" : "cacheIndices 2-D");
   if (st) return st;
+  if (y->dtype != x->dtype)
+    return acl__fail(TILING, op, "y dtype %d must be x's dtype %d", (int)y->dtype,
+                     (int)x->dtype);
+  if (!acl__format_is_nd(y->format))
+    return acl__fail(TILING, op, "y: format %d is not ND", (int)y->format);
+  bool same = y->view_rank == x->view_rank;
+  for (uint64_t d = 0; same && d < x->view_rank; d++)
+    same = y->view_dims[d] == x->view_dims[d];
+  if (!same) return acl__fail(TILING, op, "y's shape must be x's");
+  if (y->strides[y->view_rank - 1] != 1)
+    return acl__fail(TILING, op, "y's last stride %lld must be 1",
+                     (long long)y->strides[y->view_rank - 1]);
   return acl__executor_create(&out_op, t, &a, sizeof a, workspaceSize, executor);
 }
 
