@@ -1,0 +1,2 @@
+#include "aclnn_tspec.h"
+int main(void) { return 0; }
