@@ -371,7 +371,7 @@ static void test_gather_errors(aclrtStream s) {
       {"blockTables 1-D", 1, 0, 0, 5, BT, 1},
       {"seqLens 2-D", 1, 0, 0, 5, SL, 2},
       {"seqOffset 2-D", 1, 0, 0, 5, SO, 2},
-      {"Norm keyRef 2-D", 1, 0, 0, 5, KR, 2},
+      {"Norm keyRef 2-D (the tiling's token size)", 2, 0, 0, 5, KR, 2},
       {"Norm valueRef 4-D", 1, 0, 0, 5, VR, 4},
       {"PA_NZ keyRef 3-D", 1, 1, 0, 5, KR, 3},
       /* 561002: the tiling's mode and sizes */
@@ -379,14 +379,16 @@ static void test_gather_errors(aclrtStream s) {
       {"cacheMode \"\"", 2, 0, 0, 6, 0, 1},
       {"cacheMode \"norm\"", 2, 0, 0, 6, 0, 2},
       {"cacheMode \"PA_NZ \"", 2, 1, 0, 6, 0, 3},
-      {"blockSize 0", 2, 0, 0, 7, KC, 1},
-      {"PA_NZ blockSize 0", 2, 1, 0, 7, KC, 2},
-      {"numBlocks 0", 2, 0, 0, 7, KC, 0},
       {"batch 0", 2, 0, 0, 7, BT, 0},
       {"blockTables width 0", 2, 0, 0, 7, BT, 1},
-      {"keyRef head size 0", 2, 0, 0, 7, KR, 2},
-      {"valueRef heads 0", 2, 0, 0, 7, VR, 1},
-      {"PA_NZ keyRef token size 0", 2, 1, 0, 7, KR, 1},
+      /* success, nothing written: an empty cache or output, before any check (CANN's
+       * op_api code; these were 561002 before) */
+      {"blockSize 0", 3, 0, 0, 7, KC, 1},
+      {"PA_NZ blockSize 0", 3, 1, 0, 7, KC, 2},
+      {"numBlocks 0", 3, 0, 0, 7, KC, 0},
+      {"keyRef head size 0", 3, 0, 0, 7, KR, 2},
+      {"valueRef heads 0", 3, 0, 0, 7, VR, 1},
+      {"PA_NZ keyRef token size 0", 3, 1, 0, 7, KR, 1},
       /* 161002: shapes that disagree, formats */
       {"seqLens [B + 1], not cumulative", 1, 0, 0, 8, SL, 0x01},
       {"seqLens [B], cumulative", 1, 0, 1, 13, SL, 0x01},
@@ -418,7 +420,7 @@ static void test_gather_errors(aclrtStream s) {
       {"PA_NZ block id = numBlocks", 1, 1, 0, 12, 1, 4},
       {"PA_NZ cumulative seqLens decrease", 1, 1, 1, 10, 1, 6},
   };
-  const aclnnStatus codes[3] = {NUL, INV, TIL};
+  const aclnnStatus codes[4] = {NUL, INV, TIL, ACLNN_SUCCESS};
   int n = (int)(sizeof rows / sizeof rows[0]);
   for (int i = 0; i < n; i++) {
     const err_row *r = &rows[i];

@@ -99,12 +99,13 @@ static aclnnStatus call(tens *t, const char *cache_mode, const char *scatter_mod
   strcpy(cm, cache_mode);
   strcpy(sm, scatter_mode);
   const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
-  aclIntArray *strides = aclCreateIntArray(ones, 2), *offsets = aclCreateIntArray(zeros, 2);
+  aclIntArray *strides = aclCreateIntArray(ones, 2),
+              *offsets = aclCreateIntArray(zeros, 2);
   uint64_t ws = 0;
   aclOpExecutor *ex = NULL;
-  aclnnStatus st = aclnnScatterPaKvCacheGetWorkspaceSize(
-      a[KEY], a[KC], a[SLOT], a[VAL], a[VC], a[CL], a[CO], a[SL], cm, sm, strides,
-      offsets, &ws, &ex);
+  aclnnStatus st = aclnnScatterPaKvCacheGetWorkspaceSize(a[KEY], a[KC], a[SLOT], a[VAL],
+                                                         a[VC], a[CL], a[CO], a[SL], cm,
+                                                         sm, strides, offsets, &ws, &ex);
   if (st == ACLNN_SUCCESS) {
     void *w = NULL;
     if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
@@ -127,10 +128,14 @@ static void tally_print(const char *table, const tally *t) {
 /* ------------------------------------------------------------ tiling UT */
 #define F16 ACL_FLOAT16
 #define I32 ACL_INT32
-#define S3(a, b, c, t) {3, {a, b, c}, t}
-#define S4(a, b, c, d, t) {4, {a, b, c, d}, t}
-#define S1(a, t) {1, {a}, t}
-#define S2(a, b, t) {2, {a, b}, t}
+#define S3(a, b, c, t) \
+  { 3, {a, b, c}, t }
+#define S4(a, b, c, d, t) \
+  { 4, {a, b, c, d}, t }
+#define S1(a, t) \
+  { 1, {a}, t }
+#define S2(a, b, t) \
+  { 2, {a, b}, t }
 #define KEY0 S3(102, 1, 128, F16)
 #define C0 S4(306, 128, 1, 128, F16)
 #define SLOT0 S1(102, I32)
@@ -441,9 +446,9 @@ static void test_infershape_ut(void) {
       uint64_t n = 0;
       for (int c = KC; c <= VC; c += VC - KC) {
         EQ(aclGetViewShape(x[c].t, &dims, &n), ACL_SUCCESS);
-        TU_CHECK(n == 4 && dims[0] == 306 && dims[1] == 128 && dims[2] == 1 &&
-                     dims[3] == 128,
-                 "infershape_0: cache shape changed");
+        TU_CHECK(
+            n == 4 && dims[0] == 306 && dims[1] == 128 && dims[2] == 1 && dims[3] == 128,
+            "infershape_0: cache shape changed");
         free(dims);
       }
     }
@@ -473,8 +478,8 @@ static void test_kernel_ut(void) {
     t.total++;
     int64_t slots[256];
     sample_slots(slots, T, nb * bs);
-    shape s[NS] = {S3(T, H, Dk, F16), S4(nb, H * Dk / ld, bs, ld, F16),
-                   S1(T, K[k].it), S3(T, H, Dv, F16), S4(nb, H * Dv / ld, bs, ld, F16)};
+    shape s[NS] = {S3(T, H, Dk, F16), S4(nb, H * Dk / ld, bs, ld, F16), S1(T, K[k].it),
+                   S3(T, H, Dv, F16), S4(nb, H * Dv / ld, bs, ld, F16)};
     tens x[NS];
     for (int i = 0; i < NS; i++) tens_make(&x[i], &s[i], i == SLOT ? slots : NULL);
     for (int i = KEY; i <= VC; i++) {
@@ -486,7 +491,8 @@ static void test_kernel_ut(void) {
       aclrtMemcpy(x[i].dev, x[i].bytes, x[i].host, x[i].bytes, ACL_MEMCPY_HOST_TO_DEVICE);
     }
     aclnnStatus st = call(x, "PA_NZ", "None");
-    TU_CHECK(st == ACLNN_SUCCESS, "%s: %d (%s)", K[k].name, (int)st, aclGetRecentErrMsg());
+    TU_CHECK(st == ACLNN_SUCCESS, "%s: %d (%s)", K[k].name, (int)st,
+             aclGetRecentErrMsg());
     golden_nz(&x[KEY], &x[KC], slots, T);
     golden_nz(&x[VAL], &x[VC], slots, T);
     TU_CHECK(caches_are_golden(x), "%s: caches differ from do_golden", K[k].name);

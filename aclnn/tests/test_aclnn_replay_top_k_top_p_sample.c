@@ -1,2 +1,4 @@
 #include "aclnn_tspec.h"
-int main(void) { return 0; }
+int main(void) {
+  return 0;
+}
