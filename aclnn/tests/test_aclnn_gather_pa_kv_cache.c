@@ -5,9 +5,9 @@
  * it, block-table columns from seqOffset[i] / blockSize), not from the library's
  * kernels: both cacheModes, both seqLens forms, with and without seqOffset, FLOAT16,
  * BFLOAT16 and INT8; rows below a cumulative seqLens[0] stay as they were. Then the
- * error table of CANN's doc and tiling with CANN's numeric codes, and CANN's tiling UT
- * shapes (phase 1), checking that keyRef and valueRef are byte-identical after every
- * rejection. */
+ * error table of CANN's doc and tiling with CANN's numeric codes, checking that keyRef
+ * and valueRef are byte-identical after every rejection. CANN's own UT tables are
+ * replayed by test_aclnn_replay_gather_pa_kv_cache. */
 #include "aclnn_tspec.h"
 #include "aclnnop/aclnn_gather_pa_kv_cache.h"
 
@@ -455,71 +455,11 @@ static void test_gather_errors(aclrtStream s) {
   printf("errors: %d rows\n", n);
 }
 
-/* CANN's tiling UT shapes (tests/ut/op_host), phase 1 only, over uninitialised device
- * blocks: PA_NZ INT8 caches [30, 101, 128, 32] / [30, 127, 128, 32], keyRef [18933,
- * 3232], valueRef [18933, 4064], blockTables [36, 8], seqLens [36]; Norm FLOAT16 and
- * INT8 caches [128, 128, 16, 144] / [128, 128, 16, 128], blockTables [16, 12], seqLens
- * [16], seqOffset [16], keyRef [8931 or 9547, 16, 144]. CANN's PA_NZ case passes a
- * seqOffset of shape [1] for 36 sequences (its Atlas A2 tiling does not look at it, its
- * kernel reads 36 values): refused here (161002), accepted with [36]. */
-static aclTensor *ut_tensor(aclDataType dt, int rank, const int64_t *dims, void **mem) {
-  int64_t st[4], n = 1;
-  for (int i = rank - 1; i >= 0; i--) st[i] = n, n *= dims[i];
-  aclrtMalloc(mem, (size_t)n * dt_size(dt), ACL_MEM_MALLOC_HUGE_FIRST);
-  return aclCreateTensor(dims, (uint64_t)rank, dt, st, 0, ACL_FORMAT_ND, dims,
-                         (uint64_t)rank, *mem);
-}
-
-static void ut_case(const char *name, const char *mode, aclDataType dt, const int64_t *kc,
-                    const int64_t *vc, const int64_t *bt, int64_t sl, int64_t so,
-                    const int64_t *kr, const int64_t *vr, int rrank, aclnnStatus want) {
-  void *mem[7] = {0};
-  aclTensor *t[7];
-  t[0] = ut_tensor(dt, 4, kc, &mem[0]);
-  t[1] = ut_tensor(dt, 4, vc, &mem[1]);
-  t[2] = ut_tensor(ACL_INT32, 2, bt, &mem[2]);
-  t[3] = ut_tensor(ACL_INT32, 1, &sl, &mem[3]);
-  t[4] = ut_tensor(dt, rrank, kr, &mem[4]);
-  t[5] = ut_tensor(dt, rrank, vr, &mem[5]);
-  t[6] = ut_tensor(ACL_INT32, 1, &so, &mem[6]);
-  char m[8];
-  strcpy(m, mode);
-  uint64_t ws = 0;
-  aclOpExecutor *ex = NULL;
-  aclnnStatus st = aclnnGatherPaKvCacheGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4],
-                                                        t[5], t[6], m, false, &ws, &ex);
-  TU_CHECK(st == want, "UT %s: status %d, want %d ('%s')", name, (int)st, (int)want,
-           aclGetRecentErrMsg());
-  if (st == ACLNN_SUCCESS) aclDestroyAclOpExecutor(ex);
-  for (int i = 0; i < 7; i++) {
-    aclDestroyTensor(t[i]);
-    aclrtFree(mem[i]);
-  }
-}
-
-static void test_gather_ut(void) {
-  const int64_t nzk[4] = {30, 101, 128, 32}, nzv[4] = {30, 127, 128, 32};
-  const int64_t nzbt[2] = {36, 8}, nzkr[2] = {18933, 3232}, nzvr[2] = {18933, 4064};
-  ut_case("case0 (PA_NZ INT8, seqOffset [1])", "PA_NZ", ACL_INT8, nzk, nzv, nzbt, 36, 1,
-          nzkr, nzvr, 2, ACLNN_ERR_PARAM_INVALID);
-  ut_case("case0 (PA_NZ INT8, seqOffset [36])", "PA_NZ", ACL_INT8, nzk, nzv, nzbt, 36, 36,
-          nzkr, nzvr, 2, ACLNN_SUCCESS);
-  const int64_t k[4] = {128, 128, 16, 144}, v[4] = {128, 128, 16, 128};
-  const int64_t bt[2] = {16, 12};
-  const int64_t kr1[3] = {8931, 16, 144}, vr1[3] = {8931, 16, 128};
-  const int64_t kr2[3] = {9547, 16, 144}, vr2[3] = {9547, 16, 128};
-  ut_case("case1 (Norm FLOAT16)", "Norm", ACL_FLOAT16, k, v, bt, 16, 16, kr1, vr1, 3,
-          ACLNN_SUCCESS);
-  ut_case("case2 (Norm INT8)", "Norm", ACL_INT8, k, v, bt, 16, 16, kr2, vr2, 3,
-          ACLNN_SUCCESS);
-}
-
 int main(void) {
   acl_test t;
   acl_test_begin(&t, 20261205, 2);
   test_gather_sample(t.stream);
   test_gather_values(t.stream);
   test_gather_errors(t.stream);
-  test_gather_ut();
   return acl_test_end(&t, "test_aclnn_gather_pa_kv_cache");
 }

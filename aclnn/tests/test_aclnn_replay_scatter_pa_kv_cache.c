@@ -502,10 +502,32 @@ static void test_kernel_ut(void) {
   tally_print("kernel UT", &t);
 }
 
+/* CANN's op_api: an empty key (and value) is a successful no-op before any other check
+ * (not a UT case; the fix this replay came with): workspace 0, nothing written, even
+ * with a FLOAT key and 2-D slots. */
+static void test_empty(void) {
+  shape s[NS] = {S3(0, 1, 128, ACL_FLOAT), S4(4, 16, 1, 128, ACL_FLOAT), S2(0, 1, I32),
+                 S3(0, 1, 128, ACL_FLOAT), S4(4, 16, 1, 128, ACL_FLOAT)};
+  tens x[NS];
+  for (int i = 0; i < NS; i++) tens_make(&x[i], &s[i], NULL);
+  char cm[8] = "Norm", sm[8] = "None";
+  uint64_t ws = 1;
+  aclOpExecutor *ex = NULL;
+  EQ(aclnnScatterPaKvCacheGetWorkspaceSize(x[KEY].t, x[KC].t, x[SLOT].t, x[VAL].t,
+                                           x[VC].t, NULL, NULL, NULL, cm, sm, NULL, NULL,
+                                           &ws, &ex),
+     ACLNN_SUCCESS);
+  EQ(ws, 0);
+  EQ(aclnnScatterPaKvCache(NULL, 0, ex, g_t.stream), ACLNN_SUCCESS);
+  TU_CHECK(caches_are_golden(x), "empty: caches written");
+  for (int i = 0; i < NS; i++) tens_free(&x[i]);
+}
+
 int main(void) {
   acl_test_begin(&g_t, 20261206, 0);
   test_tiling_ut();
   test_infershape_ut();
   test_kernel_ut();
+  test_empty();
   return acl_test_end(&g_t, "test_aclnn_replay_scatter_pa_kv_cache");
 }

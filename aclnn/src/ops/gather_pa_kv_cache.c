@@ -43,25 +43,9 @@ static const acl__op gather_op = {
     OP, NT, 0, gather_plan, llmk_gather_pa_kv_cache, acl__map_status};
 
 /* CANN's op_api answers a call with an empty cache or output with success and nothing
- * to do, before its shape and dtype checks: the executor runs a native plan over empty
- * tensors (no sequence). */
-static llmk_status empty_plan(const llmk_tensor *const *t, const void *attrs,
-                              size_t *workspace_size, llmk_plan **plan) {
-  (void)t, (void)attrs;
-  static int32_t cell;
-  const int64_t cd[4] = {1, 1, 1, 1}, bd[2] = {0, 1}, sd[1] = {0}, rd[3] = {0, 1, 1};
-  llmk_tensor c, b, l, r;
-  llmk_tensor_init(&c, LLMK_F16, 4, cd, NULL, &cell);
-  llmk_tensor_init(&b, LLMK_I32, 2, bd, NULL, &cell);
-  llmk_tensor_init(&l, LLMK_I32, 1, sd, NULL, &cell);
-  llmk_tensor_init(&r, LLMK_F16, 3, rd, NULL, &cell);
-  return llmk_gather_pa_kv_cache_ex_get_workspace_size(&c, NULL, &b, &l, NULL, 0, NULL,
-                                                       NULL, &r, NULL, LLMK_KV_BLOCKS,
-                                                       workspace_size, plan);
-}
-
+ * to do, before its shape and dtype checks. */
 static const acl__op empty_op = {
-    OP, NT, 0, empty_plan, llmk_gather_pa_kv_cache, acl__map_status};
+    OP, NT, 0, acl__noop_plan, acl__noop_run, acl__map_status};
 
 static int64_t numel(const aclTensor *t) {
   int64_t n = 1;

@@ -66,23 +66,10 @@ static const acl__op scatter_op = {
     OP, NT, 0, scatter_plan, llmk_scatter_pa_kv_cache, acl__map_status};
 
 /* CANN's op_api answers a call whose key (or keyCacheRef) has no elements, and whose
- * value is absent or empty too, with success and nothing to do, before any other check:
- * the executor runs a native plan over empty tensors. */
-static llmk_status empty_plan(const llmk_tensor *const *t, const void *attrs,
-                              size_t *workspace_size, llmk_plan **plan) {
-  (void)t, (void)attrs;
-  static uint16_t cell;
-  const int64_t kd[3] = {0, 1, 1}, cd[4] = {1, 1, 1, 1}, sd[1] = {0};
-  llmk_tensor k, c, s;
-  llmk_tensor_init(&k, LLMK_F16, 3, kd, NULL, &cell);
-  llmk_tensor_init(&c, LLMK_F16, 4, cd, NULL, &cell);
-  llmk_tensor_init(&s, LLMK_I32, 1, sd, NULL, &cell);
-  return llmk_scatter_pa_kv_cache_get_workspace_size(
-      &k, NULL, &c, NULL, &s, NULL, NULL, LLMK_KV_BLOCKS, workspace_size, plan);
-}
-
+ * value is absent or empty too, with success and nothing to do, before any other check.
+ */
 static const acl__op empty_op = {
-    OP, NT, 0, empty_plan, llmk_scatter_pa_kv_cache, acl__map_status};
+    OP, NT, 0, acl__noop_plan, acl__noop_run, acl__map_status};
 
 static int64_t numel(const aclTensor *t) {
   int64_t n = 1;
