@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnScatterPaKvCache over llmk_scatter_pa_kv_cache: CANN's checks for an Atlas A2 in
- * CANN's order (its op_api: NULLs, then ranks and dtypes, 161002; its tiling: modes,
- * shapes and limits, 561002), then the native op.
+ * CANN's order (its op_api: NULLs, 561103, an empty call a no-op, then ranks and dtypes,
+ * 161002; its tiling: modes, then ranks, shapes and limits per template, 561002), then
+ * the native op.
  *   cacheMode NULL, "" or "Norm": LLMK_KV_BLOCKS, caches [numBlocks, blockSize, H, D],
  *     with scatterMode NULL, "" or "None"; "Nct" (the key/value views re-strided by
  *     stridesOptional / offsetsOptional); "NHSD" (caches [numBlocks, H, blockSize, D]:
