@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnGatherPaKvCache over llmk_gather_pa_kv_cache_ex, with CANN's checks for an Atlas
- * A2 in its documented order: NULLs (161001); dtypes and ranks (161002); the mode and
- * the sizes the tiling refuses (561002); then the native op's shape, format and
- * overlap checks (161002) and, in phase 2, its index checks (161002, nothing written).
+ * A2 in its op_api's order: NULLs (161001); an empty call a no-op; ranks and dtypes
+ * (161002); its shape inference (seqLens against the batch, the mode, the outputs' ranks:
+ * the op_api answers a failure there with 561103); the sizes the tiling refuses
+ * (561002); then the native op's shape, format and overlap checks (161002) and, in
+ * phase 2, its index checks (161002, nothing written).
  *   cacheMode "Norm": LLMK_KV_BLOCKS over the tensors as given.
  *   cacheMode "PA_NZ": LLMK_KV_NZ; keyRef [T, H*Dk] is seen as [T, 1, H*Dk] (the NZ
  *     layout only reads H*D), valueRef alike.
@@ -116,32 +118,35 @@ aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s dtype %d is not INT32 (Atlas A2)",
                        NAMES[i], (int)in[i]->dtype);
   }
-  /* ranks the native op needs (161002): seqOffset 1-D; keyRef and valueRef 2-D under
-   * "PA_NZ" (CANN's tiling would read a 3-D one's dim 1 as the token size) */
+  /* 5. CANN's shape inference, which its op_api runs before the tiling (a failure
+   * there: 561103): seqLens [B] ([B + 1] cumulative); the mode; keyRef and valueRef
+   * 3-D under "Norm", 2-D under "PA_NZ" */
+  int64_t B = blockTables->view_dims[0], want_sl = B + (isSeqLensCumsum ? 1 : 0);
+  if (seqLens->view_dims[0] != want_sl)
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
+                     "seqLens.shape[0]=%lld must be %lld (blockTables.shape[0]%s)",
+                     (long long)seqLens->view_dims[0], (long long)want_sl,
+                     isSeqLensCumsum ? " + 1, isSeqLensCumsum" : "");
+  if (!pa_nz && !norm)
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
+                     "cacheMode \"%s\" is not \"Norm\" or \"PA_NZ\"", cacheMode);
+  for (int i = KR; i <= VR; i++)
+    if (in[i]->view_rank != (pa_nz ? 2u : 3u))
+      return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
+                       "%s has %llu dims, must have %d under cacheMode \"%s\"", NAMES[i],
+                       (unsigned long long)in[i]->view_rank, pa_nz ? 2 : 3, cacheMode);
+  /* the native op's (161002): seqOffset 1-D */
   if (seqOffsetOptional && seqOffsetOptional->view_rank != 1)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
                      "seqOffsetOptional has %llu dims, must have 1",
                      (unsigned long long)seqOffsetOptional->view_rank);
-  for (int i = KR; pa_nz && i <= VR; i++)
-    if (in[i]->view_rank != 2)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                       "%s has %llu dims, must have 2 under cacheMode \"PA_NZ\"",
-                       NAMES[i], (unsigned long long)in[i]->view_rank);
-  /* 5. the tiling (561002): the mode, then blockSize, the batch, the block-table width
-   * and the token sizes must be positive (numBlocks too: no empty cache) */
-  if (!pa_nz && !norm)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "cacheMode \"%s\" is not \"Norm\" or \"PA_NZ\"", cacheMode);
+  /* 6. the tiling (561002): blockSize, the batch, the block-table width and the token
+   * sizes must be positive (numBlocks too: no empty cache) */
   int64_t bs = keyCache->view_dims[pa_nz ? 2 : 1];
   int64_t tok[2];
   for (int k = 0; k < 2; k++) {
     const aclTensor *r = in[KR + k];
     tok[k] = r->view_dims[1];
-    if (norm && r->view_rank != 3)
-      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                       "%s has 2 dims: \"Norm\" reads its token size from 3 "
-                       "([num_tokens, num_heads, head_size])",
-                       NAMES[KR + k]);
     if (norm && __builtin_mul_overflow(tok[k], r->view_dims[2], &tok[k]))
       tok[k] = INT64_MAX;
   }
@@ -158,7 +163,7 @@ aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
     if (sizes[k].v <= 0)
       return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "%s is %lld, must be positive",
                        sizes[k].what, (long long)sizes[k].v);
-  /* 6. formats (161002): ND everywhere but the caches of "PA_NZ" (FRACTAL_NZ or ND) */
+  /* 7. formats (161002): ND everywhere but the caches of "PA_NZ" (FRACTAL_NZ or ND) */
   for (int i = 0; i < NT; i++) {
     const aclTensor *t = in[i];
     if (!t) continue;
@@ -168,7 +173,7 @@ aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
                        (int)t->format,
                        pa_nz && (i == KC || i == VC) ? "FRACTAL_NZ or ND" : "ND");
   }
-  /* 7. the views the native op sees: under "PA_NZ" keyRef [T, H*D] as [T, 1, H*D] */
+  /* 8. the views the native op sees: under "PA_NZ" keyRef [T, H*D] as [T, 1, H*D] */
   gather_attrs a = {pa_nz ? LLMK_KV_NZ : LLMK_KV_BLOCKS, isSeqLensCumsum ? 1 : 0};
   aclTensor rv[2];
   const aclTensor *t[NT] = {keyCache, valueCache, blockTables,      seqLens,
