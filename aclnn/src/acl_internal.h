@@ -105,6 +105,13 @@ aclnnStatus acl__executor_create(const acl__op *op, const aclTensor *const *tens
                                  uint64_t *workspace_size, aclOpExecutor **executor);
 aclnnStatus acl__executor_run(const acl__op *op, void *workspace, uint64_t workspace_size,
                               aclOpExecutor *executor, aclrtStream stream);
+/* The plan and run of an entry point's no-op (CANN answers some empty calls with success
+ * and nothing to do): an acl__op {name, n, m, acl__noop_plan, acl__noop_run, map} with
+ * all tensors NULL gives an executor of workspace 0 that writes nothing. */
+llmk_status acl__noop_plan(const llmk_tensor *const *t, const void *attrs,
+                           size_t *workspace_size, llmk_plan **plan);
+llmk_status acl__noop_run(void *workspace, size_t workspace_size, llmk_plan *plan,
+                          llmk_context *ctx);
 
 #ifdef __cplusplus
 }

@@ -6,9 +6,9 @@
  * top cut where it first exceeds p, softmax of the probabilities for top-p-only rows,
  * argmax of w / (|q| + eps) with q by rank in filtered rows. A row whose golden decision
  * is within 1e-5 of flipping (f32 against double) is counted, not compared; the count
- * must stay small. Then the replay of CANN's UT (tiling: two shapes; kernel: its data
- * ranges), the error table (status, and outputs byte-identical after each refusal), the
- * executor's lifecycle. */
+ * must stay small. Then the error table (status, and outputs byte-identical after each
+ * refusal), the executor's lifecycle. CANN's own UT tables are replayed by
+ * test_aclnn_replay_top_k_top_p_sample. */
 #include <math.h>
 
 #include "aclnn_tspec.h"
@@ -260,28 +260,6 @@ static void free_case(vcase *c) {
   free(c->p);
 }
 
-/* CANN's UT kernel data (gen_data.py): logits uniform in [0, 10000), topK an integer in
- * [1, 1024), topP uniform in [0, 1), rounded to the dtype; [8, 64]. */
-static void ut_kernel_replay(void) {
-  const aclDataType dts[2] = {ACL_FLOAT16, ACL_BF16};
-  for (int d = 0; d < 2; d++)
-    for (int nl = 0; nl < 2; nl++) {
-      vcase c = alloc_case(dts[d], 8, 64);
-      for (int64_t i = 0; i < 8 * 64; i++) {
-        c.logits[i] = from_half(c.dt, to_half(c.dt, (float)uni(0, 10000)));
-        c.q[i] = noise(false);
-      }
-      for (int b = 0; b < 8; b++) {
-        c.k[b] = (int32_t)tu_rand_range(1, 1023);
-        c.p[b] = from_half(c.dt, to_half(c.dt, (float)uni(0, 1)));
-      }
-      c.with_q = true;
-      c.need_logits = nl;
-      run_value_case(&c);
-      free_case(&c);
-    }
-}
-
 /* Own cases: logits in [-4, 4] (where top-p and q matter), k and p through their
  * ranges and edges, with and without q and isNeedLogits, padded rows. */
 static void value_grid(void) {
@@ -428,10 +406,10 @@ static int error_table(void) {
     run_error_case(&e);          \
     n++;                         \
   } while (0)
-  /* CANN's tiling UT: [8, 64] with q, FLOAT16 and BFLOAT16: success */
-  CASE("UT TOP_K_TOP_P_SAMPLE_001_FLOAT16", ACLNN_SUCCESS, (void)0);
-  CASE("UT TOP_K_TOP_P_SAMPLE_002_BFLOAT16", ACLNN_SUCCESS,
-       e.dt[LG] = e.dt[TP] = ACL_BF16);
+  /* the base, [8, 64] with q as in CANN's tiling UT (replayed by the replay test), and
+   * its BFLOAT16 form */
+  CASE("base FLOAT16", ACLNN_SUCCESS, (void)0);
+  CASE("base BFLOAT16", ACLNN_SUCCESS, e.dt[LG] = e.dt[TP] = ACL_BF16);
   CASE("q NULL (no sampling)", ACLNN_SUCCESS, e.null[Q] = true);
   /* 161001 */
   const char *nn[NT] = {
@@ -522,7 +500,6 @@ static void lifecycle(void) {
 
 int main(void) {
   acl_test_begin(&T, 20261205, 0);
-  ut_kernel_replay();
   value_grid();
   largest_v();
   int ne = error_table();

@@ -23,14 +23,18 @@
  *     seqOffsetOptional INT32 [B] or NULL.
  * Every tensor is an input (keyRef and valueRef are "Ref" tensors):
  * aclSetInputTensorAddr indices 0..6 follow the prototype.
- * Phase 1 statuses:
+ * Phase 1 statuses, in CANN's op_api order:
  *   ACLNN_ERR_PARAM_NULLPTR (161001): a required tensor, cacheMode, workspaceSize or
  *     executor NULL; a tensor with elements and no data.
- *   ACLNN_ERR_PARAM_INVALID (161002): dtypes (unsupported, or not one dtype), ranks,
- *     shapes that disagree, formats, negative strides, a view outside its block,
- *     keyRef / valueRef overlapping another tensor.
- *   ACLNN_ERR_INNER_TILING_ERROR (561002): cacheMode neither "Norm" nor "PA_NZ"; a
- *     blockSize, batch, maxBlocks, numBlocks or token size of 0.
+ *   ACLNN_SUCCESS with workspace 0 and nothing to do: keyCache, valueCache, keyRef or
+ *     valueRef with no elements (before the checks below).
+ *   ACLNN_ERR_PARAM_INVALID (161002): ranks, then dtypes (unsupported, or not one
+ *     dtype), shapes that disagree, formats, negative strides, a view outside its
+ *     block, keyRef / valueRef overlapping another tensor.
+ *   ACLNN_ERR_INNER_NULLPTR (561103): CANN's shape inference: seqLens not [B] ([B + 1]
+ *     cumulative), cacheMode neither "Norm" nor "PA_NZ", keyRef / valueRef not 3-D
+ *     ("Norm") or 2-D ("PA_NZ").
+ *   ACLNN_ERR_INNER_TILING_ERROR (561002): a batch or maxBlocks of 0.
  * Phase 2: ACLNN_ERR_PARAM_INVALID, before anything is written, for seqLens / seqOffset
  *   values that are negative, decrease (cumulative), do not add up to T, or need
  *   block-table columns past maxBlocks, and for a used block id outside [0,

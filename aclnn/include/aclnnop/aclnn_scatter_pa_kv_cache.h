@@ -8,14 +8,15 @@
  * For each token t with s = slotMapping[t] >= 0 (negative: padding, skipped):
  * b = s / blockSize, o = s % blockSize; cache(b, o, h, d) = key[t, h, d] (value too).
  *   key [T, H, Dk] FLOAT16, BFLOAT16 or INT8 (Atlas A2); value [T, H, Dv] key's dtype
- *     (any of the three under "PA_NZ", an INT8 value only with an INT8 key), or NULL /
- *     0-D with valueCacheRef NULL / 0-D (K only: "Norm" with scatterMode "None" or
- *     "Nct"); each cache has its source's dtype.
+ *     (any of the three under "PA_NZ", an INT8 value only with an INT8 key);
+ *     valueCacheRef NULL or 0-D: K only ("Norm" with scatterMode "None" or "Nct"; a
+ *     value given beside a 0-D valueCacheRef is not read); each cache has its source's
+ *     dtype.
  *   slotMapping [T] INT32 or INT64, values < numBlocks * blockSize; numBlocks *
  *     blockSize >= T in every mode.
  *   cacheModeOptional NULL, "" or "Norm": caches [numBlocks, blockSize, H, D] (ND);
  *     "PA_NZ": caches [numBlocks, H*D/ld, blockSize, ld], ld = 32 bytes / element size
- *     (FRACTAL_NZ or ND format), blockSize < 65535; scatterModeOptional is not read.
+ *     (FRACTAL_NZ or ND format), blockSize <= 65535; scatterModeOptional is not read.
  *   scatterModeOptional (cacheMode "Norm") NULL, "" or "None": key/value as their
  *     tensors give them;
  *     "Nct": key and value rows are read with token stride stridesOptional[0] / [1] and
@@ -23,22 +24,26 @@
  *     length 2, strides > 0, offsets >= 0); ignored in the other modes;
  *     "NHSD": caches [numBlocks, H, blockSize, D] (ND); head sizes multiples of 32
  *     bytes, H <= 4095, H * (Dk + Dv) * element size <= 195584;
- *     "Alibi", "Rope", "Omni" (compressed caches) are not supported, nor are
- *     compressLensOptional, compressSeqOffsetOptional, seqLensOptional.
+ *     "Alibi", "Rope", "Omni" (compressed caches [numBlocks, blockSize, 1, D],
+ *     slotMapping and compressLensOptional [B * H], seqLensOptional [B],
+ *     compressSeqOffsetOptional [B * H] for "Rope" / "Omni"; docs/aclnn.md).
  * Every tensor is an input (keyCacheRef and valueCacheRef are "Ref" tensors):
  * aclSetInputTensorAddr indices 0..7 follow the prototype.
- * Phase 1 statuses:
- *   ACLNN_ERR_INNER_NULLPTR (561103): key, keyCacheRef or slotMapping NULL; value
- *     without valueCacheRef (CANN's code; its doc says 161001).
- *   ACLNN_ERR_PARAM_NULLPTR (161001): workspaceSize or executor NULL; a tensor with
- *     elements and no data.
+ * Phase 1 statuses, in CANN's op_api then tiling order:
+ *   ACLNN_ERR_INNER_NULLPTR (561103): key, keyCacheRef, slotMapping, workspaceSize or
+ *     executor NULL; value without valueCacheRef (CANN's op_api code).
+ *   ACLNN_SUCCESS with workspace 0 and nothing to do: key or keyCacheRef with no
+ *     elements, value NULL or empty too (before the checks below).
+ *   ACLNN_ERR_PARAM_NULLPTR (161001): a tensor with elements and no data.
  *   ACLNN_ERR_PARAM_INVALID (161002): key neither 3-D nor 4-D, value neither 0-D, 3-D
- *     nor 4-D; dtypes; shapes, formats, Nct arrays, valueCacheRef without value,
- *     negative strides, a view outside its block.
+ *     nor 4-D; dtypes; 5-D PA_NZ caches, formats, Nct arrays, negative strides, a view
+ *     outside its block.
  *   ACLNN_ERR_INNER_TILING_ERROR (561002): a cacheMode or scatterMode not listed above;
- *     a 4-D key or value; K only in "NHSD" or "PA_NZ"; numBlocks * blockSize < T; an
- *     INT8 value beside another key dtype; NHSD's limits.
- *   ACLNN_ERR_INNER (561000): compressed scatter modes or tensors (not supported).
+ *     K only outside "Norm" None / Nct; valueCacheRef with dims but no value; an INT8
+ *     value beside another key dtype; the tiling's ranks and shapes per mode (cache
+ *     extents, key / value agreement, numBlocks * blockSize < T, the PA_NZ layout);
+ *     NHSD's limits; the compressed modes' shape rules.
+ *   ACLNN_ERR_INNER (561000): compress tensors outside "Alibi", "Rope", "Omni".
  * Phase 2: ACLNN_ERR_PARAM_INVALID for a slot >= numBlocks * blockSize (nothing is
  *   written), a small workspace or an unknown stream; ACLNN_ERR_INNER_NULLPTR for a
  *   NULL, consumed or destroyed executor.

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnGatherPaKvCache over llmk_gather_pa_kv_cache_ex, with CANN's checks for an Atlas
- * A2 in its documented order: NULLs (161001); dtypes and ranks (161002); the mode and
- * the sizes the tiling refuses (561002); then the native op's shape, format and
- * overlap checks (161002) and, in phase 2, its index checks (161002, nothing written).
+ * A2 in its op_api's order: NULLs (161001); an empty call a no-op; ranks and dtypes
+ * (161002); its shape inference (seqLens against the batch, the mode, the outputs' ranks:
+ * the op_api answers a failure there with 561103); the sizes the tiling refuses
+ * (561002); then the native op's shape, format and overlap checks (161002) and, in
+ * phase 2, its index checks (161002, nothing written).
  *   cacheMode "Norm": LLMK_KV_BLOCKS over the tensors as given.
  *   cacheMode "PA_NZ": LLMK_KV_NZ; keyRef [T, H*Dk] is seen as [T, 1, H*Dk] (the NZ
  *     layout only reads H*D), valueRef alike.
@@ -42,6 +44,17 @@ static llmk_status gather_plan(const llmk_tensor *const *t, const void *attrs,
 static const acl__op gather_op = {
     OP, NT, 0, gather_plan, llmk_gather_pa_kv_cache, acl__map_status};
 
+/* CANN's op_api answers a call with an empty cache or output with success and nothing
+ * to do, before its shape and dtype checks. */
+static const acl__op empty_op = {
+    OP, NT, 0, acl__noop_plan, acl__noop_run, acl__map_status};
+
+static int64_t numel(const aclTensor *t) {
+  int64_t n = 1;
+  for (uint64_t d = 0; d < t->view_rank; d++) n *= t->view_dims[d];
+  return n;
+}
+
 static bool kv_dtype_ok(aclDataType dt) {
   return dt == ACL_FLOAT16 || dt == ACL_BF16 || dt == ACL_INT8;
 }
@@ -65,7 +78,28 @@ aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
     if (in[i] && !acl__tensor_live(in[i]))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s is not a live aclTensor",
                        NAMES[i]);
-  /* 2. dtypes (161002): the caches and the outputs FLOAT16, BFLOAT16 or INT8 (Atlas
+  /* 2. empty: success and nothing to do, before any other check (CANN's op_api) */
+  if (numel(keyCache) == 0 || numel(valueCache) == 0 || numel(keyRef) == 0 ||
+      numel(valueRef) == 0) {
+    const aclTensor *none[NT] = {0};
+    return acl__executor_create(&empty_op, none, NULL, 0, workspaceSize, executor);
+  }
+  /* 3. ranks, as CANN's op_api checks them (161002): caches 4-D, blockTables 2-D,
+   * seqLens 1-D, keyRef and valueRef 2-D or 3-D */
+  bool pa_nz = strcmp(cacheMode, "PA_NZ") == 0, norm = strcmp(cacheMode, "Norm") == 0;
+  const struct {
+    int i;
+    uint64_t rank, alt;
+  } ranks[6] = {{KC, 4, 4}, {VC, 4, 4}, {BT, 2, 2}, {SL, 1, 1}, {KR, 2, 3}, {VR, 2, 3}};
+  for (int k = 0; k < 6; k++) {
+    uint64_t r = in[ranks[k].i]->view_rank;
+    if (r != ranks[k].rank && r != ranks[k].alt)
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s has %llu dims, must have %llu%s",
+                       NAMES[ranks[k].i], (unsigned long long)r,
+                       (unsigned long long)ranks[k].rank,
+                       ranks[k].alt != ranks[k].rank ? " or 3" : "");
+  }
+  /* 4. dtypes (161002): the caches and the outputs FLOAT16, BFLOAT16 or INT8 (Atlas
    * A2), all of one dtype; the index tensors INT32 */
   const int kv[4] = {KC, VC, KR, VR};
   for (int k = 0; k < 4; k++)
@@ -84,38 +118,30 @@ aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s dtype %d is not INT32 (Atlas A2)",
                        NAMES[i], (int)in[i]->dtype);
   }
-  /* 3. ranks (161002): caches 4-D, blockTables 2-D, seqLens and seqOffset 1-D; keyRef
-   * and valueRef 3-D under "Norm", 2-D under "PA_NZ" (either for another mode, which
-   * the tiling refuses below) */
-  bool pa_nz = strcmp(cacheMode, "PA_NZ") == 0, norm = strcmp(cacheMode, "Norm") == 0;
-  const struct {
-    int i;
-    uint64_t rank;
-  } ranks[5] = {{KC, 4}, {VC, 4}, {BT, 2}, {SL, 1}, {SO, 1}};
-  for (int k = 0; k < 5; k++) {
-    const aclTensor *t = in[ranks[k].i];
-    if (t && t->view_rank != ranks[k].rank)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s has %llu dims, must have %llu",
-                       NAMES[ranks[k].i], (unsigned long long)t->view_rank,
-                       (unsigned long long)ranks[k].rank);
-  }
-  for (int i = KR; i <= VR; i++) {
-    uint64_t r = in[i]->view_rank;
-    bool ok = pa_nz ? r == 2 : norm ? r == 3 : (r == 2 || r == 3);
-    if (!ok)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                       "%s has %llu dims, must have %s under cacheMode \"%s\"", NAMES[i],
-                       (unsigned long long)r,
-                       pa_nz  ? "2"
-                       : norm ? "3"
-                              : "2 or 3",
-                       cacheMode);
-  }
-  /* 4. the tiling (561002): the mode, then blockSize, the batch, the block-table width
-   * and the token sizes must be positive (numBlocks too: no empty cache) */
+  /* 5. CANN's shape inference, which its op_api runs before the tiling (a failure
+   * there: 561103): seqLens [B] ([B + 1] cumulative); the mode; keyRef and valueRef
+   * 3-D under "Norm", 2-D under "PA_NZ" */
+  int64_t B = blockTables->view_dims[0], want_sl = B + (isSeqLensCumsum ? 1 : 0);
+  if (seqLens->view_dims[0] != want_sl)
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
+                     "seqLens.shape[0]=%lld must be %lld (blockTables.shape[0]%s)",
+                     (long long)seqLens->view_dims[0], (long long)want_sl,
+                     isSeqLensCumsum ? " + 1, isSeqLensCumsum" : "");
   if (!pa_nz && !norm)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
                      "cacheMode \"%s\" is not \"Norm\" or \"PA_NZ\"", cacheMode);
+  for (int i = KR; i <= VR; i++)
+    if (in[i]->view_rank != (pa_nz ? 2u : 3u))
+      return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
+                       "%s has %llu dims, must have %d under cacheMode \"%s\"", NAMES[i],
+                       (unsigned long long)in[i]->view_rank, pa_nz ? 2 : 3, cacheMode);
+  /* the native op's (161002): seqOffset 1-D */
+  if (seqOffsetOptional && seqOffsetOptional->view_rank != 1)
+    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                     "seqOffsetOptional has %llu dims, must have 1",
+                     (unsigned long long)seqOffsetOptional->view_rank);
+  /* 6. the tiling (561002): blockSize, the batch, the block-table width and the token
+   * sizes must be positive (numBlocks too: no empty cache) */
   int64_t bs = keyCache->view_dims[pa_nz ? 2 : 1];
   int64_t tok[2];
   for (int k = 0; k < 2; k++) {
@@ -137,7 +163,7 @@ aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
     if (sizes[k].v <= 0)
       return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "%s is %lld, must be positive",
                        sizes[k].what, (long long)sizes[k].v);
-  /* 5. formats (161002): ND everywhere but the caches of "PA_NZ" (FRACTAL_NZ or ND) */
+  /* 7. formats (161002): ND everywhere but the caches of "PA_NZ" (FRACTAL_NZ or ND) */
   for (int i = 0; i < NT; i++) {
     const aclTensor *t = in[i];
     if (!t) continue;
@@ -147,7 +173,7 @@ aclnnStatus aclnnGatherPaKvCacheGetWorkspaceSize(
                        (int)t->format,
                        pa_nz && (i == KC || i == VC) ? "FRACTAL_NZ or ND" : "ND");
   }
-  /* 6. the views the native op sees: under "PA_NZ" keyRef [T, H*D] as [T, 1, H*D] */
+  /* 8. the views the native op sees: under "PA_NZ" keyRef [T, H*D] as [T, 1, H*D] */
   gather_attrs a = {pa_nz ? LLMK_KV_NZ : LLMK_KV_BLOCKS, isSeqLensCumsum ? 1 : 0};
   aclTensor rv[2];
   const aclTensor *t[NT] = {keyCache, valueCache, blockTables,      seqLens,

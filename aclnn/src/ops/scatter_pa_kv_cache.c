@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* aclnnScatterPaKvCache over llmk_scatter_pa_kv_cache: CANN's checks for an Atlas A2 in
- * CANN's order (its op_api: NULLs, then ranks and dtypes, 161002; its tiling: modes,
- * shapes and limits, 561002), then the native op.
+ * CANN's order (its op_api: NULLs, 561103, an empty call a no-op, then ranks and dtypes,
+ * 161002; its tiling: modes, then ranks, shapes and limits per template, 561002), then
+ * the native op.
  *   cacheMode NULL, "" or "Norm": LLMK_KV_BLOCKS, caches [numBlocks, blockSize, H, D],
  *     with scatterMode NULL, "" or "None"; "Nct" (the key/value views re-strided by
  *     stridesOptional / offsetsOptional); "NHSD" (caches [numBlocks, H, blockSize, D]:
@@ -64,6 +65,18 @@ static llmk_status scatter_plan(const llmk_tensor *const *t, const void *attrs,
 /* Every tensor is an input of CANN's op (the caches are "Ref" tensors). */
 static const acl__op scatter_op = {
     OP, NT, 0, scatter_plan, llmk_scatter_pa_kv_cache, acl__map_status};
+
+/* CANN's op_api answers a call whose key (or keyCacheRef) has no elements, and whose
+ * value is absent or empty too, with success and nothing to do, before any other check.
+ */
+static const acl__op empty_op = {
+    OP, NT, 0, acl__noop_plan, acl__noop_run, acl__map_status};
+
+static int64_t numel(const aclTensor *t) {
+  int64_t n = 1;
+  for (uint64_t d = 0; d < t->view_rank; d++) n *= t->view_dims[d];
+  return n;
+}
 
 static bool is(const char *s, const char *lit) {
   return s && strcmp(s, lit) == 0;
@@ -183,6 +196,134 @@ static aclnnStatus compressed(const aclTensor *const *in, int mode, const char *
   return acl__executor_create(&scatter_op, t, &a, sizeof a, workspaceSize, executor);
 }
 
+#define TILING(...) acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, __VA_ARGS__)
+
+/* The tiling's rank checks of one template, in its order: names[i] must have rank[i]
+ * dims (alt[i] too where non-zero). */
+static aclnnStatus ranks_are(const aclTensor *const *in, const int *idx, const int *rank,
+                             const int *alt, int n, const char *what) {
+  for (int k = 0; k < n; k++) {
+    uint64_t r = in[idx[k]]->view_rank;
+    if (r != (uint64_t)rank[k] && !(alt && alt[k] && r == (uint64_t)alt[k]))
+      return TILING("%s has %llu dims, must have %d (%s)", NAMES[idx[k]],
+                    (unsigned long long)r, rank[k], what);
+  }
+  return ACLNN_SUCCESS;
+}
+
+/* dims a[i] == b[j], or a tiling error naming both */
+#define SAME(ta, i, tb, j)                                                          \
+  do {                                                                              \
+    if (in[ta]->view_dims[i] != in[tb]->view_dims[j])                               \
+      return TILING("%s.shape[%d]=%lld must equal %s.shape[%d]=%lld", NAMES[ta], i, \
+                    (long long)in[ta]->view_dims[i], NAMES[tb], j,                  \
+                    (long long)in[tb]->view_dims[j]);                               \
+  } while (0)
+
+#define ROOM(nb, bs, T)                                                                \
+  do {                                                                                 \
+    if (sat_mul(nb, bs) < (T))                                                         \
+      return TILING("numBlocks %lld * blockSize %lld is smaller than the %lld tokens", \
+                    (long long)(nb), (long long)(bs), (long long)(T));                 \
+  } while (0)
+
+/* CANN's tiling of the uncompressed templates on an Atlas A2 (561002): the ranks, then
+ * the shapes, then the template's limits, each in its order. has_v: value and
+ * valueCacheRef are read ("K only" otherwise, Norm and Nct). */
+static aclnnStatus tiling_shapes(const aclTensor *const *in, bool has_v, bool nhsd,
+                                 bool pa_nz) {
+  const int64_t *kd = in[KEY]->view_dims, *cd = in[KC]->view_dims;
+  int64_t T = kd[0], H = kd[1], Dk = kd[2], nb = cd[0];
+  int64_t esk = (int64_t)llmk_dtype_size(acl__native_dtype(in[KEY]->dtype));
+  aclnnStatus st;
+  if (nhsd) {
+    const int idx[5] = {SLOT, KC, KEY, VC, VAL}, rank[5] = {1, 4, 3, 4, 3};
+    if ((st = ranks_are(in, idx, rank, NULL, 5, "scatterMode \"NHSD\""))) return st;
+    int64_t Dv = in[VAL]->view_dims[2], bs = cd[2];
+    if (sat_mul(Dk, esk) % 32 || sat_mul(Dv, esk) % 32)
+      return TILING(
+          "NHSD: head sizes %lld (key) and %lld (value) must be multiples of "
+          "32 bytes",
+          (long long)Dk, (long long)Dv);
+    SAME(KC, 1, KEY, 1);
+    if (H > NHSD_MAX_HEADS)
+      return TILING("NHSD: %lld heads, at most %d", (long long)H, NHSD_MAX_HEADS);
+    ROOM(nb, bs, T);
+    SAME(VC, 2, KC, 2);
+    SAME(VC, 1, KC, 1);
+    SAME(VAL, 0, KEY, 0);
+    SAME(VAL, 1, KEY, 1);
+    SAME(KC, 3, KEY, 2);
+    SAME(VC, 3, VAL, 2);
+    SAME(VC, 0, KC, 0);
+    int64_t hk = sat_mul(H, Dk), hv = sat_mul(H, Dv);
+    int64_t row = hk > INT64_MAX - hv ? INT64_MAX : sat_mul(hk + hv, esk);
+    if (row > NHSD_UB_BYTES)
+      return TILING(
+          "NHSD: one token's key and value take %lld bytes, more than the %d "
+          "of the unified buffer",
+          (long long)row, NHSD_UB_BYTES);
+    if (sat_mul(bs, Dk) > (int64_t)UINT32_MAX || sat_mul(bs, Dv) > (int64_t)UINT32_MAX)
+      return TILING("NHSD: blockSize %lld * head size %lld exceeds UINT32_MAX",
+                    (long long)bs, (long long)(Dk > Dv ? Dk : Dv));
+    return ACLNN_SUCCESS;
+  }
+  if (pa_nz) {
+    /* CANN's tiling takes 5-D caches too ([numBlocks, H, D / ld, blockSize, ld]); the
+     * native layout has no such form: refused below (161002) */
+    const int idx[5] = {KEY, KC, SLOT, VAL, VC}, rank[5] = {3, 4, 1, 3, 4},
+              alt[5] = {0, 5, 0, 0, 5};
+    if ((st = ranks_are(in, idx, rank, alt, 5, "cacheMode \"PA_NZ\""))) return st;
+    const int64_t *wd = in[VC]->view_dims;
+    int kr = (int)in[KC]->view_rank, vr = (int)in[VC]->view_rank;
+    int64_t Dv = in[VAL]->view_dims[2], bs = cd[kr - 2];
+    int64_t esv = (int64_t)llmk_dtype_size(acl__native_dtype(in[VAL]->dtype));
+    int64_t ldk = 32 / esk, ldv = 32 / esv;
+    if (bs > UINT16_MAX)
+      return TILING("PA_NZ: blockSize %lld exceeds 65535", (long long)bs);
+    ROOM(nb, bs, T);
+    SAME(VAL, 0, KEY, 0);
+    SAME(VAL, 1, KEY, 1);
+    SAME(VC, 0, KC, 0);
+    if (wd[vr - 2] != bs)
+      return TILING("PA_NZ: valueCacheRef's blockSize %lld must be keyCacheRef's %lld",
+                    (long long)wd[vr - 2], (long long)bs);
+    if (cd[kr - 1] != ldk || wd[vr - 1] != ldv)
+      return TILING(
+          "PA_NZ: the caches' last dims %lld / %lld must be 32 bytes of "
+          "elements, %lld / %lld",
+          (long long)cd[kr - 1], (long long)wd[vr - 1], (long long)ldk, (long long)ldv);
+    int64_t wk = kr == 4 ? sat_mul(H, Dk) / ldk : H,
+            wv = vr == 4 ? sat_mul(H, Dv) / ldv : H;
+    if (cd[1] != wk || wd[1] != wv)
+      return TILING(
+          "PA_NZ: the caches' dim 1 %lld / %lld must be %lld / %lld (H * D / "
+          "ld)",
+          (long long)cd[1], (long long)wd[1], (long long)wk, (long long)wv);
+    if (sat_mul(Dk, esk) % 32 || sat_mul(Dv, esv) % 32)
+      return TILING(
+          "PA_NZ: head sizes %lld (key) and %lld (value) must be multiples of "
+          "32 bytes",
+          (long long)Dk, (long long)Dv);
+    return ACLNN_SUCCESS;
+  }
+  const int idx[5] = {KEY, KC, SLOT, VAL, VC}, rank[5] = {3, 4, 1, 3, 4};
+  if ((st = ranks_are(in, idx, rank, NULL, has_v ? 5 : 3,
+                      has_v ? "cacheMode \"Norm\"" : "K only")))
+    return st;
+  ROOM(nb, cd[1], T);
+  SAME(KC, 2, KEY, 1);
+  SAME(KC, 3, KEY, 2);
+  if (!has_v) return ACLNN_SUCCESS;
+  SAME(VC, 3, VAL, 2);
+  SAME(VAL, 0, KEY, 0);
+  SAME(VAL, 1, KEY, 1);
+  SAME(VC, 0, KC, 0);
+  SAME(VC, 1, KC, 1);
+  SAME(VC, 2, KC, 2);
+  return ACLNN_SUCCESS;
+}
+
 aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     const aclTensor *key, aclTensor *keyCacheRef, const aclTensor *slotMapping,
     const aclTensor *value, aclTensor *valueCacheRef,
@@ -190,10 +331,8 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     const aclTensor *seqLensOptional, char *cacheModeOptional, char *scatterModeOptional,
     const aclIntArray *stridesOptional, const aclIntArray *offsetsOptional,
     uint64_t *workspaceSize, aclOpExecutor **executor) {
-  if (!workspaceSize || !executor)
-    return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "workspaceSize or executor is NULL");
-  *workspaceSize = 0;
-  *executor = NULL;
+  if (workspaceSize) *workspaceSize = 0;
+  if (executor) *executor = NULL;
   const aclTensor *in[NT] = {key,
                              keyCacheRef,
                              slotMapping,
@@ -202,26 +341,31 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                              compressLensOptional,
                              compressSeqOffsetOptional,
                              seqLensOptional};
-  /* 1. NULLs: CANN's code for them is 561103 */
-  if (!key || !keyCacheRef || !slotMapping)
+  /* 1. NULLs: CANN's op_api answers all of them with 561103 */
+  if (!key || !keyCacheRef || !slotMapping || !workspaceSize || !executor)
     return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP, "%s is NULL",
-                     !key           ? "key"
-                     : !keyCacheRef ? "keyCacheRef"
-                                    : "slotMapping");
+                     !key             ? "key"
+                     : !keyCacheRef   ? "keyCacheRef"
+                     : !slotMapping   ? "slotMapping"
+                     : !workspaceSize ? "workspaceSize"
+                                      : "executor");
+  if (value && !valueCacheRef)
+    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
+                     "value is given but valueCacheRef is NULL");
   for (int i = 0; i < NT; i++)
     if (in[i] && !acl__tensor_live(in[i]))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s is not a live aclTensor",
                        NAMES[i]);
-  /* K only: value and valueCacheRef both NULL or 0-D */
-  bool has_v = value && value->view_rank != 0;
-  bool has_vc = valueCacheRef && valueCacheRef->view_rank != 0;
-  if (has_v && !has_vc)
-    return acl__fail(ACLNN_ERR_INNER_NULLPTR, OP,
-                     "value is given but valueCacheRef is %s",
-                     valueCacheRef ? "0-D" : "NULL");
-  if (has_vc && !has_v)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "valueCacheRef is given without value");
-  /* 2. ranks, as CANN's op_api checks them (161002): key 3-D or 4-D, value 0-D, 3-D or
+  /* 2. empty: success and nothing to do, before any other check (CANN's op_api) */
+  if ((numel(key) == 0 || numel(keyCacheRef) == 0) &&
+      (!value || numel(value) == 0 || numel(valueCacheRef) == 0)) {
+    const aclTensor *none[NT] = {0};
+    return acl__executor_create(&empty_op, none, NULL, 0, workspaceSize, executor);
+  }
+  /* K only, as CANN's tiling decides it: valueCacheRef NULL or 0-D (a value beside a
+   * 0-D valueCacheRef is not read) */
+  bool has_v = valueCacheRef && valueCacheRef->view_rank != 0;
+  /* 3. ranks, as CANN's op_api checks them (161002): key 3-D or 4-D, value 0-D, 3-D or
    * 4-D (4-D is the compressed caches' form, refused by the tiling below) */
   if (key->view_rank != 3 && key->view_rank != 4)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "key has %llu dims, must have 3",
@@ -229,7 +373,7 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
   if (value && value->view_rank != 0 && value->view_rank != 3 && value->view_rank != 4)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "value has %llu dims, must have 0 or 3",
                      (unsigned long long)value->view_rank);
-  /* 3. dtypes, as CANN's op_api checks them (161002): FLOAT16, BFLOAT16 or INT8 on an
+  /* 4. dtypes, as CANN's op_api checks them (161002): FLOAT16, BFLOAT16 or INT8 on an
    * Atlas A2; each cache has its source's dtype; key and value share one unless the
    * cache mode is "PA_NZ" */
   bool pa_nz = is(cacheModeOptional, "PA_NZ");
@@ -249,7 +393,7 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
                      "keyCacheRef dtype %d differs from key dtype %d",
                      (int)keyCacheRef->dtype, (int)key->dtype);
-  if (value && valueCacheRef && valueCacheRef->dtype != value->dtype)
+  if (value && valueCacheRef->dtype != value->dtype)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
                      "valueCacheRef dtype %d differs from value dtype %d",
                      (int)valueCacheRef->dtype, (int)value->dtype);
@@ -263,7 +407,7 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
                        "%s dtype %d differs from slotMapping dtype %d", NAMES[i],
                        (int)in[i]->dtype, (int)slotMapping->dtype);
-  /* 4. modes, as CANN's tiling reads them (561002): under "PA_NZ" scatterMode is not
+  /* 5. modes, as CANN's tiling reads them (561002): under "PA_NZ" scatterMode is not
    * read at all */
   scatter_attrs a = {LLMK_KV_BLOCKS, 0};
   bool nct = false, nhsd = false;
@@ -281,51 +425,48 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
                  : is(scatterModeOptional, "Rope") ? LLMK_KV_COMPRESS_ROPE
                                                    : LLMK_KV_COMPRESS_OMNI;
       if (!has_v)
-        return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                         "scatterMode \"%s\" needs value and valueCacheRef (K only is "
-                         "\"Norm\" with scatterMode \"None\" or \"Nct\")",
-                         scatterModeOptional);
+        return TILING(
+            "scatterMode \"%s\" needs value and valueCacheRef (K only is "
+            "\"Norm\" with scatterMode \"None\" or \"Nct\")",
+            scatterModeOptional);
+      if (!value) return TILING("valueCacheRef is given without value");
       return compressed(in, mode, scatterModeOptional, workspaceSize, executor);
     } else if (!is_or_empty(scatterModeOptional, "None")) {
-      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                       "scatterMode \"%s\" is not \"\", \"None\", \"Nct\", \"NHSD\", "
-                       "\"Alibi\", \"Rope\" or \"Omni\"",
-                       scatterModeOptional);
+      return TILING(
+          "scatterMode \"%s\" is not \"\", \"None\", \"Nct\", \"NHSD\", "
+          "\"Alibi\", \"Rope\" or \"Omni\"",
+          scatterModeOptional);
     }
   } else {
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "cacheMode \"%s\" is not \"\", \"Norm\" or \"PA_NZ\"",
-                     cacheModeOptional);
+    return TILING("cacheMode \"%s\" is not \"\", \"Norm\" or \"PA_NZ\"",
+                  cacheModeOptional);
   }
   if (!has_v && (pa_nz || nhsd))
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "%s needs value and valueCacheRef (K only is \"Norm\" with "
-                     "scatterMode \"None\" or \"Nct\")",
-                     pa_nz ? "cacheMode \"PA_NZ\"" : "scatterMode \"NHSD\"");
+    return TILING(
+        "%s needs value and valueCacheRef (K only is \"Norm\" with scatterMode "
+        "\"None\" or \"Nct\")",
+        pa_nz ? "cacheMode \"PA_NZ\"" : "scatterMode \"NHSD\"");
+  /* the tiling reads value's descriptor whenever valueCacheRef has dims */
+  if (has_v && !value) return TILING("valueCacheRef is given without value");
   for (int i = CLENS; i < NT; i++)
     if (in[i])
       return acl__fail(ACLNN_ERR_INNER, OP,
                        "%s is only read by scatterMode \"Alibi\", \"Rope\" or \"Omni\"",
                        NAMES[i]);
   if (has_v && value->dtype == ACL_INT8 && key->dtype != ACL_INT8)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "an INT8 value needs an INT8 key (key dtype %d)", (int)key->dtype);
-  /* 5. ranks the tiling refuses (561002) and formats */
-  if (key->view_rank != 3)
-    return acl__fail(
-        ACLNN_ERR_INNER_TILING_ERROR, OP,
-        "key has 4 dims: 4-D keys are compressed caches, not on an Atlas A2");
-  if (has_v && value->view_rank != 3)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "value has 4 dims: 4-D values are compressed caches, not on an "
-                     "Atlas A2");
-  const aclTensor *caches[2] = {keyCacheRef, has_vc ? valueCacheRef : NULL};
+    return TILING("an INT8 value needs an INT8 key (key dtype %d)", (int)key->dtype);
+  /* 6. the tiling's ranks, shapes and limits (561002) */
+  aclnnStatus st = tiling_shapes(in, has_v, nhsd, pa_nz);
+  if (st) return st;
+  /* 7. what the native layouts cannot take (161002): 5-D NZ caches; formats */
+  const aclTensor *caches[2] = {keyCacheRef, has_v ? valueCacheRef : NULL};
   for (int k = 0; k < 2; k++) {
     const aclTensor *c = caches[k];
     if (!c) continue;
     const char *name = k ? "valueCacheRef" : "keyCacheRef";
     if (c->view_rank != 4)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s has %llu dims, must have 4", name,
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s has %llu dims: only 4-D PA_NZ caches are supported", name,
                        (unsigned long long)c->view_rank);
     bool fmt_ok = acl__format_is_nd(c->format) ||
                   (a.layout == LLMK_KV_NZ && c->format == ACL_FORMAT_FRACTAL_NZ);
@@ -333,68 +474,21 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: format %d is not %s", name,
                        (int)c->format,
                        a.layout == LLMK_KV_NZ ? "FRACTAL_NZ or ND" : "ND");
-    if (a.layout == LLMK_KV_NZ && c->view_dims[2] >= 65535)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                       "%s: PA_NZ blockSize %lld must be < 65535", name,
-                       (long long)c->view_dims[2]);
   }
   const int nd_only[] = {KEY, SLOT, VAL};
   for (int k = 0; k < 3; k++) {
     const aclTensor *t = in[nd_only[k]];
-    if (t && !acl__format_is_nd(t->format))
+    if (t && (k < 2 || has_v) && !acl__format_is_nd(t->format))
       return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: format %d is not ND",
                        NAMES[nd_only[k]], (int)t->format);
   }
-  if (slotMapping->view_rank != 1)
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                     "slotMapping has %llu dims, must have 1",
-                     (unsigned long long)slotMapping->view_rank);
-  if (has_v && (value->view_dims[0] != key->view_dims[0] ||
-                value->view_dims[1] != key->view_dims[1]))
-    return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                     "value [%lld, %lld, ..] must agree with key [%lld, %lld, ..]",
-                     (long long)value->view_dims[0], (long long)value->view_dims[1],
-                     (long long)key->view_dims[0], (long long)key->view_dims[1]);
-  /* 6. the tiling's limits (561002): NHSD's head sizes and head count; room for every
-   * token in every mode (blockSize is keyCacheRef's dim 1, or dim 2 in NHSD and PA_NZ);
-   * NHSD's unified buffer and 32-bit block offsets */
-  int64_t T = key->view_dims[0], H = key->view_dims[1], Dk = key->view_dims[2];
-  int64_t Dv = has_v ? value->view_dims[2] : 0;
-  int64_t nb = keyCacheRef->view_dims[0];
-  int64_t bs = keyCacheRef->view_dims[nhsd || pa_nz ? 2 : 1];
-  int64_t esz = (int64_t)llmk_dtype_size(acl__native_dtype(key->dtype));
-  if (nhsd && (sat_mul(Dk, esz) % 32 || sat_mul(Dv, esz) % 32))
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "NHSD: head sizes %lld (key) and %lld (value) must be multiples of "
-                     "32 bytes",
-                     (long long)Dk, (long long)Dv);
-  if (nhsd && H > NHSD_MAX_HEADS)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "NHSD: %lld heads, at most %d",
-                     (long long)H, NHSD_MAX_HEADS);
-  if (sat_mul(nb, bs) < T)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                     "numBlocks %lld * blockSize %lld is smaller than the %lld tokens",
-                     (long long)nb, (long long)bs, (long long)T);
-  if (nhsd) {
-    int64_t hk = sat_mul(H, Dk), hv = sat_mul(H, Dv);
-    int64_t row = hk > INT64_MAX - hv ? INT64_MAX : sat_mul(hk + hv, esz);
-    if (row > NHSD_UB_BYTES)
-      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                       "NHSD: one token's key and value take %lld bytes, more than the "
-                       "%d of the unified buffer",
-                       (long long)row, NHSD_UB_BYTES);
-    if (sat_mul(bs, Dk) > (int64_t)UINT32_MAX || sat_mul(bs, Dv) > (int64_t)UINT32_MAX)
-      return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
-                       "NHSD: blockSize %lld * head size %lld exceeds UINT32_MAX",
-                       (long long)bs, (long long)(Dk > Dv ? Dk : Dv));
-  }
-  /* 7. the views the native op sees: Nct re-strides key/value, NHSD permutes caches */
+  /* 8. the views the native op sees: Nct re-strides key/value, NHSD permutes caches */
   aclTensor kv[2], cv[2];
   const aclTensor *t[NT] = {
-      key,  keyCacheRef, slotMapping, has_v ? value : NULL, has_vc ? valueCacheRef : NULL,
+      key,  keyCacheRef, slotMapping, has_v ? value : NULL, has_v ? valueCacheRef : NULL,
       NULL, NULL,        NULL};
   if (nct) {
-    aclnnStatus st = nct_view(key, stridesOptional, offsetsOptional, 0, &kv[0]);
+    st = nct_view(key, stridesOptional, offsetsOptional, 0, &kv[0]);
     if (!st && has_v) st = nct_view(value, stridesOptional, offsetsOptional, 1, &kv[1]);
     if (st) return st;
     t[KEY] = &kv[0];
