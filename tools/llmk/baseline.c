@@ -23,7 +23,8 @@ static void jp_fail(jp *p, const char *what) {
 }
 
 static void ws(jp *p) {
-  while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r'))
+  while (p->s < p->end &&
+         (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r'))
     p->s++;
 }
 
@@ -48,26 +49,31 @@ static void parse_string(jp *p, char *out, size_t n) {
     if (c == '\\') {
       if (p->s >= p->end) break;
       char e = *p->s++;
-      c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+      c = e == 'n'   ? '\n'
+          : e == 't' ? '\t'
+          : e == 'r' ? '\r'
+          : e == 'b' ? '\b'
+          : e == 'f' ? '\f'
+                     : e;
       if (e == 'u') {
         if (p->end - p->s < 4) {
-    jp_fail(p, "a bad \\u escape");
-    return;
-  }
+          jp_fail(p, "a bad \\u escape");
+          return;
+        }
         char hex[5] = {p->s[0], p->s[1], p->s[2], p->s[3], 0};
         char *stop;
         long v = strtol(hex, &stop, 16);
         if (*stop) {
-    jp_fail(p, "a bad \\u escape");
-    return;
-  }
+          jp_fail(p, "a bad \\u escape");
+          return;
+        }
         p->s += 4;
         c = v > 0 && v < 0x80 ? (char)v : '?';
       } else if (!strchr("\"\\/bfnrt", e)) {
         {
-    jp_fail(p, "a bad escape");
-    return;
-  }
+          jp_fail(p, "a bad escape");
+          return;
+        }
       }
     }
     if (out && o + 1 < n) out[o++] = c;
@@ -101,9 +107,9 @@ static void skip_container(jp *p, char close, bool object, int depth) {
     if (object) {
       parse_string(p, NULL, 0);
       if (!eat(p, ':')) {
-    jp_fail(p, "':' expected");
-    return;
-  }
+        jp_fail(p, "':' expected");
+        return;
+      }
     }
     skip_value(p, depth + 1);
   } while (!p->err && eat(p, ','));
@@ -165,9 +171,9 @@ static void parse_case(jp *p, bench_env *env, int *cap) {
       char key[32];
       parse_string(p, key, sizeof key);
       if (!eat(p, ':')) {
-    jp_fail(p, "':' expected");
-    return;
-  }
+        jp_fail(p, "':' expected");
+        return;
+      }
       if (!strcmp(key, "op"))
         parse_string(p, c.op, sizeof c.op);
       else if (!strcmp(key, "shape"))
@@ -180,9 +186,9 @@ static void parse_case(jp *p, bench_env *env, int *cap) {
         skip_value(p, 2);
     } while (!p->err && eat(p, ','));
     if (!p->err && !eat(p, '}')) {
-    jp_fail(p, "'}' expected");
-    return;
-  }
+      jp_fail(p, "'}' expected");
+      return;
+    }
   }
   if (!p->err && c.op[0] && add_case(env, &c, cap)) jp_fail(p, "out of memory");
 }
