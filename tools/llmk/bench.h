@@ -137,6 +137,7 @@ typedef struct bench_env {
   int n_listed;
   bool silent;                /* list mode without printing: counts the cases */
   int case_index, case_count; /* progress: [index/count] */
+  double t_start;             /* bench_now() at the start of the run */
   bool failed;
 } bench_env;
 

@@ -287,8 +287,8 @@ bool bench_want(bench_env *env, const char *op, const char *shape,
     return false;
   }
   env->case_index++;
-  bench_progress(env, "[%d/%d] %s %s %s\n", env->case_index, env->case_count, op, shape,
-                 dtype_label);
+  bench_progress(env, "[%d/%d] %s %s %s (at %.1f s)\n", env->case_index, env->case_count,
+                 op, shape, dtype_label, bench_now() - env->t_start);
   return true;
 }
 

@@ -273,7 +273,7 @@ int cmd_bench(int argc, char **argv) {
             env.threads, llmk_last_error());
     return 1;
   }
-  double t_start = bench_now();
+  double t_start = env.t_start = bench_now();
   env.loadavg = tool_loadavg();
   if (env.loadavg > 0.5)
     fprintf(stderr,
