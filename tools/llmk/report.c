@@ -140,19 +140,28 @@ void report_targets(const bench_env *env, FILE *f) {
       }
     }
   if (!n && !threads) return;
+  if (env->check_only) {
+    fprintf(f, "\ntargets: %d, not judged (--check times nothing)\n", n + threads);
+    return;
+  }
   fprintf(f,
           "\ntargets (issue 23; each the case against its floor measured in this run; "
           "/1t misses listed here too):\n");
-  fprintf(f, "  %-5s %-20s %-44s %-19s %-58s %10s  %s\n", "issue", "op", "shape", "dtype",
-          "target", "measured", "verdict");
+  int w = 5; /* the widest shape label listed */
+  for (int i = 0; i < env->n_results; i++) {
+    int len = (int)strlen(env->results[i].shape);
+    if (env->results[i].n_target && len > w) w = len;
+  }
+  fprintf(f, "  %-5s %-20s %-*s %-19s %-58s %10s  %s\n", "issue", "op", w, "shape",
+          "dtype", "target", "measured", "verdict");
   char rule[160], val[32];
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
     for (int k = 0; k < r->n_target; k++) {
       const bench_target *t = &r->target[k];
       if (t->kind == BENCH_T_THREADS && (!t->judged || t->holds)) continue;
-      fprintf(f, "  %-5s %-20s %-44s %-19s %-58s %10s  %s%s\n", t->issue, r->op, r->shape,
-              r->dtype, bench_target_rule(t, r, rule, sizeof rule),
+      fprintf(f, "  %-5s %-20s %-*s %-19s %-58s %10s  %s%s\n", t->issue, r->op, w,
+              r->shape, r->dtype, bench_target_rule(t, r, rule, sizeof rule),
               bench_target_value(t, val, sizeof val), target_verdict(t),
               r->busy ? " (busy)" : "");
     }
