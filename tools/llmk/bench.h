@@ -6,7 +6,10 @@
  * in-process reference (tests/ref) on another, compares them, then times the op with a
  * copy of the case's bytes beside it (bench_time: op and copy samples interleaved, so
  * both see the same machine), times the reference, and hands a bench_result to
- * bench_add(). % of the copy's bandwidth = copy time / op time for the same bytes. */
+ * bench_add(). % of the copy's bandwidth = copy time / op time for the same bytes.
+ * Op files may also time the op on one thread (bench_one_thread), its whole call with a
+ * fresh plan (bench_small_call), floors as extras, and declare issue 23's targets on
+ * them (bench_target_*), which bench_add judges on the figures of the same run. */
 #ifndef LLMK_TOOL_BENCH_H
 #define LLMK_TOOL_BENCH_H
 

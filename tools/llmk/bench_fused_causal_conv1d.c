@@ -8,7 +8,9 @@
  * reference by up to one output ulp + 2e-6 * |silu value|, as
  * tests/ops/test_fused_causal_conv1d.c allows; such elements are counted in the note.
  * Bytes per call: x read and written, the cache rows read (the history the conv or the
- * state shift needs) and written (state and APC fill rows), the weight and the bias. */
+ * state shift needs) and written (state and APC fill rows), the weight and the bias.
+ * The SiLU + bias cases of issue 23 (silu_shapes, over dtypes and K) also time the plain
+ * conv of the same shape in place (their floor) and judge the issue's targets. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

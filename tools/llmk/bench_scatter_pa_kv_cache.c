@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* scatter_pa_kv_cache, checked against kvref_scatter (tests/ref) over whole caches (the
  * slots written and every other byte).
- * Bytes per call: the new K/V read and the cache written once, plus the slots. */
+ * Bytes per call: the new K/V read and the cache written once, plus the slots.
+ * Issue 23's targets: NHD decode writes against one memcpy per token row to its slot (the
+ * floor, timed beside them), the non-NHD and fp8 prefill writes against the copy, the
+ * whole call at T=1 against 1 us. VEC caches are vLLM's CPU layout as a strided view. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

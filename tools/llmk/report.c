@@ -108,13 +108,18 @@ void report_small_calls(const bench_env *env, FILE *f) {
       "\nsmall calls (each op's smallest shape, on the context's threads; whole call: "
       "get_workspace_size + run with a fresh plan each time; empty call: an empty "
       "function called the same way, through the same pointer and loop):\n");
-  fprintf(f, "  %-20s %-40s %-8s %10s %12s %10s %8s\n", "op", "shape", "dtype",
+  int w = 5;
+  for (int i = 0; i < env->n_results; i++) {
+    int len = (int)strlen(env->results[i].shape);
+    if (env->results[i].small && len > w) w = len;
+  }
+  fprintf(f, "  %-20s %-*s %-8s %10s %12s %10s %11s\n", "op", w, "shape", "dtype",
           "run (plan)", "whole call", "empty call", "whole/empty");
   char a[32], b[32], c[32], d[32];
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
     if (!r->small) continue;
-    fprintf(f, "  %-20s %-40s %-8s %10s %12s %10s %8s\n", r->op, r->shape, r->dtype,
+    fprintf(f, "  %-20s %-*s %-8s %10s %12s %10s %11s\n", r->op, w, r->shape, r->dtype,
             bench_fmt_time(r->median_s, a, sizeof a),
             bench_fmt_time(r->whole_s, b, sizeof b),
             bench_fmt_time(r->empty_s, c, sizeof c),
