@@ -64,6 +64,7 @@ typedef struct bench_target {
   int floor;       /* BENCH_T_VS_FLOOR: the index of the extra timing that is the floor */
   bool one_thread; /* the op's time on one thread (the 1-thread run, or the main run
                     * when it has one thread); NaN without it */
+  double paired;   /* BENCH_T_VS_FLOOR: the op / floor ratio of their alternate samples */
   /* filled by bench_add */
   double value;
   bool at_least, judged, holds;
@@ -173,6 +174,13 @@ bench_timing bench_time(bench_env *env, bench_fn fn, bench_fn reset, void *arg,
 bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
                              int min_samples, int max_inner);
 
+/* Times fn and floor (a cheaper thing the issue compares fn with) in alternate samples,
+ * each as bench_time_only would (about 2 ms a sample, at most max_inner calls), so that
+ * both see the same machine: *op and *fl get the two timings. */
+void bench_time_beside(const bench_env *env, bench_fn fn, void *arg, bench_fn floor,
+                       void *floor_arg, int min_samples, int max_inner, bench_timing *op,
+                       bench_timing *fl);
+
 /* Times a reference whose first run (the check) took first_s: the median of at least 3
  * runs (the first included; more where they fit the reference budget, up to 51), so
  * that one stall of a shared machine does not make the speed-up. With --quick, a
@@ -260,9 +268,10 @@ void bench_target_want(bench_result *r, bench_target_kind kind, const char *issu
 /* The same on the op's 1-thread time (issue targets stated "on 1 thread"). */
 void bench_target_want_1t(bench_result *r, bench_target_kind kind, const char *issue,
                           double limit);
-/* A floor timing as an extra (its index) and the target op / floor <= limit. */
+/* A floor timed beside the op (bench_time_beside) as an extra, and the target: the op's
+ * median over the floor's, from those alternate samples, at most limit. */
 void bench_target_floor(bench_result *r, const char *issue, const char *floor_name,
-                        const bench_timing *floor, double limit);
+                        const bench_timing *op, const bench_timing *floor, double limit);
 /* "% copy >= 85", "time / floor <= 1.20", "<= 1.00 us": the rule, for the report. */
 const char *bench_target_rule(const bench_target *t, const bench_result *r, char *buf,
                               size_t n);

@@ -209,6 +209,48 @@ bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, 
   return t;
 }
 
+void bench_time_beside(const bench_env *env, bench_fn fn, void *arg, bench_fn floor,
+                       void *floor_arg, int min_samples, int max_inner, bench_timing *op,
+                       bench_timing *fl) {
+  bench_timing bad = {NAN, NAN, 0, 0, 1, NAN, NAN, 0, 0};
+  *op = *fl = bad;
+  if (max_inner < 1) max_inner = 1;
+  bench_fn f[2] = {fn, floor};
+  void *a[2] = {arg, floor_arg};
+  int inner[2];
+  double one[2], v[2][MAX_SAMPLES];
+  for (int k = 0; k < 2; k++) { /* warm-up and estimates */
+    double t0 = bench_now();
+    if (f[k](a[k])) return;
+    inner[k] = env->check_only
+                   ? 1
+                   : estimate(f[k], NULL, a[k], bench_now() - t0, max_inner, &one[k]);
+    if (inner[k] < 0) return;
+    if (env->check_only) one[k] = bench_now() - t0;
+  }
+  int samples = env->check_only
+                    ? 1
+                    : sample_count(bench_op_budget(env) / 2,
+                                   one[0] * inner[0] + one[1] * inner[1], min_samples);
+  for (int s = 0; s < samples; s++)
+    for (int k = 0; k < 2; k++) {
+      double t0 = bench_now();
+      for (int i = 0; i < inner[k]; i++)
+        if (f[k](a[k])) return;
+      v[k][s] = (bench_now() - t0) / inner[k];
+    }
+  bench_timing *out[2] = {op, fl};
+  for (int k = 0; k < 2; k++) {
+    out[k]->status = 0;
+    out[k]->samples = samples;
+    out[k]->inner = inner[k];
+    out[k]->min = v[k][0];
+    for (int s = 1; s < samples; s++)
+      if (v[k][s] < out[k]->min) out[k]->min = v[k][s];
+    out[k]->median = median(v[k], samples);
+  }
+}
+
 bench_timing bench_time_ref(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
                             double first_s) {
   bench_timing t = {first_s, first_s, 1, 1, 0, NAN, NAN, 0, 0};
@@ -370,7 +412,7 @@ static void target_add(bench_result *r, bench_target_kind kind, const char *issu
   t->limit = limit;
   t->one_thread = one_thread;
   t->floor = floor;
-  t->value = NAN;
+  t->value = t->paired = NAN;
   t->at_least = kind == BENCH_T_PCT_COPY || kind == BENCH_T_SPEEDUP;
 }
 
@@ -385,10 +427,11 @@ void bench_target_want_1t(bench_result *r, bench_target_kind kind, const char *i
 }
 
 void bench_target_floor(bench_result *r, const char *issue, const char *floor_name,
-                        const bench_timing *floor, double limit) {
-  if (floor->status || r->n_extra == BENCH_MAX_EXTRA) return;
+                        const bench_timing *op, const bench_timing *floor, double limit) {
+  if (op->status || floor->status || r->n_extra == BENCH_MAX_EXTRA) return;
   bench_add_extra(r, floor_name, floor->median, floor->min);
   target_add(r, BENCH_T_VS_FLOOR, issue, limit, false, r->n_extra - 1);
+  r->target[r->n_target - 1].paired = op->median / floor->median;
 }
 
 static void judge_targets(const bench_env *env, bench_result *r) {
@@ -405,9 +448,7 @@ static void judge_targets(const bench_env *env, bench_result *r) {
         t->value = op / r->copy_median_s;
         break;
       case BENCH_T_VS_FLOOR:
-        t->value = t->floor >= 0 && t->floor < r->n_extra
-                       ? op / r->extra[t->floor].median_s
-                       : NAN;
+        t->value = t->paired;
         break;
       case BENCH_T_SPEEDUP:
         t->value = r->ref_s / op;
