@@ -20,6 +20,23 @@ for c in cases:
         assert c["copy_gbps"] > 0, "no copy beside " + c["shape"]
         assert abs(c["pct_bandwidth"] - 100 * c["copy_median_s"] / c["median_s"]) < 1e-3 * \
             c["pct_bandwidth"], "pct_bandwidth is not copy / op"
+    # the 1-thread column, the small calls and the targets (issue 23)
+    for k in ("one_thread_median_s", "vs_one_thread", "small_call", "targets"):
+        assert k in c, "case without " + k
+    if c["check"] == "ok" and c["one_thread_median_s"] is not None:
+        assert abs(c["vs_one_thread"] - c["median_s"] / c["one_thread_median_s"]) < \
+            1e-6 * c["vs_one_thread"], "vs_one_thread is not median / 1-thread median"
+    if c["small_call"] is not None and c["check"] == "ok":
+        assert c["small_call"]["whole_call_s"] > 0 and c["small_call"]["empty_call_s"] > 0, \
+            "small call without its timings"
+    for t in c["targets"]:
+        for k in ("issue", "target", "value", "limit", "at_least", "holds"):
+            assert k in t, "target without " + k
+        if t["holds"] is not None:
+            want = t["value"] >= t["limit"] if t["at_least"] else t["value"] <= t["limit"]
+            assert t["holds"] == want, "verdict of %s on %s" % (t["target"], c["shape"])
+assert d["targets_held"] + d["targets_missed"] == sum(
+    t["holds"] is not None for c in cases for t in c["targets"]), "target counts"
 assert d["copy"]["busy_spread"] > 1, "no busy threshold"
 assert d["busy"] == sum(c["busy"] for c in cases), "busy count"
 assert d["machine"]["isa"], "no isa"

@@ -6,7 +6,10 @@
  * in-process reference (tests/ref) on another, compares them, then times the op with a
  * copy of the case's bytes beside it (bench_time: op and copy samples interleaved, so
  * both see the same machine), times the reference, and hands a bench_result to
- * bench_add(). % of the copy's bandwidth = copy time / op time for the same bytes. */
+ * bench_add(). % of the copy's bandwidth = copy time / op time for the same bytes.
+ * Op files may also time the op on one thread (bench_one_thread), its whole call with a
+ * fresh plan (bench_small_call), floors as extras, and declare issue 23's targets on
+ * them (bench_target_*), which bench_add judges on the figures of the same run. */
 #ifndef LLMK_TOOL_BENCH_H
 #define LLMK_TOOL_BENCH_H
 
@@ -40,6 +43,37 @@ typedef struct bench_extra {
   double median_s, min_s; /* per call */
 } bench_extra;
 
+#define BENCH_MAX_TARGETS 4
+/* A target of an issue, checked on a case's figures of this run (docs: README's benchmark
+ * section). value is what the kind measures; the target holds when value >= limit
+ * (at_least) or value <= limit; NaN (not measured, e.g. --no-one-thread): not judged. */
+typedef enum bench_target_kind {
+  BENCH_T_PCT_COPY,   /* % copy: 100 x copy median / op median, at least limit */
+  BENCH_T_VS_COPY,    /* op median / copy median (a read + write pass), at most limit */
+  BENCH_T_VS_FLOOR,   /* op median / extra[floor] median, at most limit */
+  BENCH_T_SPEEDUP,    /* reference median / op median, at least limit */
+  BENCH_T_TIME,       /* op median in seconds, at most limit */
+  BENCH_T_WHOLE_CALL, /* small call: phase 1 + 2 with a fresh plan, seconds, at most */
+  BENCH_T_THREADS,    /* op median / 1-thread median, at most limit */
+} bench_target_kind;
+
+typedef struct bench_target {
+  bench_target_kind kind;
+  char issue[16]; /* e.g. "23.1" */
+  double limit;
+  int floor;       /* BENCH_T_VS_FLOOR: the index of the extra timing that is the floor */
+  bool one_thread; /* the op's time on one thread (the 1-thread run, or the main run
+                    * when it has one thread); NaN without it */
+  double paired;   /* BENCH_T_VS_FLOOR: the op / floor ratio of their alternate samples */
+  /* filled by bench_add */
+  double value;
+  bool at_least, judged, holds;
+} bench_target;
+
+/* The threads target: a case's time on the context's threads over its time on one
+ * thread, at most this (issue 23: threads never hurt). */
+#define BENCH_THREADS_LIMIT 1.05
+
 typedef struct bench_result {
   char op[40];
   char shape[96];
@@ -67,6 +101,17 @@ typedef struct bench_result {
   char note[160]; /* e.g. boundary differences, error messages */
   bench_extra extra[BENCH_MAX_EXTRA];
   int n_extra;
+  /* the op on a 1-thread context, timed after the main run (NaN: not measured) */
+  double t1_median_s, t1_min_s;
+  double vs_t1; /* median_s / t1_median_s */
+  /* small calls (bench_small_call): the whole two-phase call with a fresh plan, and an
+   * empty function called the same way (through the same pointer type and loop) */
+  bool small;
+  double whole_s, whole_min_s, empty_s, empty_min_s;
+  bench_target target[BENCH_MAX_TARGETS + 1]; /* + the threads target */
+  int n_target;
+  /* --baseline: the case's median in the earlier JSON (NaN: not there) */
+  double base_median_s, vs_base;
 } bench_result;
 
 typedef struct bench_env {
@@ -83,12 +128,20 @@ typedef struct bench_env {
   const char *op_filters[BENCH_MAX_OP_FILTERS];
   int n_op_filters;
   double loadavg; /* 1-minute load average at the start (-1: unknown) */
+  /* the 1-thread context of the /1t timings (NULL with --no-one-thread or 1 thread) */
+  llmk_context *ctx1;
+  bool no_one_thread;
+  /* --baseline FILE: the cases of an earlier --json output */
+  const char *baseline_path;
+  struct bench_base_case *base;
+  int n_base;
   /* collected results */
   bench_result *results;
   int n_results, cap_results;
   int n_listed;
   bool silent;                /* list mode without printing: counts the cases */
   int case_index, case_count; /* progress: [index/count] */
+  double t_start;             /* bench_now() at the start of the run */
   bool failed;
 } bench_env;
 
@@ -121,9 +174,18 @@ bench_timing bench_time(bench_env *env, bench_fn fn, bench_fn reset, void *arg,
 bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
                              int min_samples, int max_inner);
 
+/* Times fn and floor (a cheaper thing the issue compares fn with) in alternate samples,
+ * each as bench_time_only would (about 2 ms a sample, at most max_inner calls), so that
+ * both see the same machine: *op and *fl get the two timings. */
+void bench_time_beside(const bench_env *env, bench_fn fn, void *arg, bench_fn floor,
+                       void *floor_arg, int min_samples, int max_inner, bench_timing *op,
+                       bench_timing *fl);
+
 /* Times a reference whose first run (the check) took first_s: the median of at least 3
  * runs (the first included; more where they fit the reference budget, up to 51), so
- * that one stall of a shared machine does not make the speed-up. */
+ * that one stall of a shared machine does not make the speed-up. With --quick, a
+ * reference slower than BENCH_QUICK_REF_ONCE_S is the first run alone. */
+#define BENCH_QUICK_REF_ONCE_S 0.5
 bench_timing bench_time_ref(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
                             double first_s);
 
@@ -200,6 +262,47 @@ void bench_add_extra(bench_result *r, const char *name, double median_s, double 
 void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
                const bench_timing *ref, double bytes);
 
+/* Declares a target of the case (before bench_add, which judges it). */
+void bench_target_want(bench_result *r, bench_target_kind kind, const char *issue,
+                       double limit);
+/* The same on the op's 1-thread time (issue targets stated "on 1 thread"). */
+void bench_target_want_1t(bench_result *r, bench_target_kind kind, const char *issue,
+                          double limit);
+/* A floor timed beside the op (bench_time_beside) as an extra, and the target: the op's
+ * median over the floor's, from those alternate samples, at most limit. */
+void bench_target_floor(bench_result *r, const char *issue, const char *floor_name,
+                        const bench_timing *op, const bench_timing *floor, double limit);
+/* "% copy >= 85", "time / floor <= 1.20", "<= 1.00 us": the rule, for the report. */
+const char *bench_target_rule(const bench_target *t, const bench_result *r, char *buf,
+                              size_t n);
+/* The measured value as printed ("87.1%", "1.13x", "0.84 us"). */
+const char *bench_target_value(const bench_target *t, char *buf, size_t n);
+
+/* The op once more on one thread: swaps *ctx_slot (the context fn runs on) for
+ * env->ctx1, times fn as bench_time_only does, restores it, and records the time in r.
+ * Nothing without a 1-thread context (--no-one-thread, 1 thread, --check). */
+void bench_one_thread(bench_env *env, bench_result *r, bench_fn fn, bench_fn reset,
+                      void *arg, llmk_context **ctx_slot, int min_samples, int max_inner);
+
+/* A small call: whole(arg) (get_workspace_size + run with a fresh plan, as a caller
+ * without a repeatable plan runs it) timed as bench_time_only does, and an empty
+ * function of the same type through the same loop; r is then listed under
+ * "small calls". */
+void bench_small_call(bench_env *env, bench_result *r, bench_fn whole, bench_fn reset,
+                      void *arg, int max_inner);
+
+/* ---------------------------------------------------------------- baseline */
+typedef struct bench_base_case {
+  char op[40], shape[96], dtype[32];
+  double median_s;
+} bench_base_case;
+/* Reads the cases of an earlier --json output into env->base; 0, or -1 with a message
+ * on stderr. */
+int bench_baseline_load(bench_env *env, const char *path);
+/* The earlier median of the case (op, shape, dtype), NaN if it is not there. */
+double bench_baseline_find(const bench_env *env, const char *op, const char *shape,
+                           const char *dtype);
+
 /* Starts a result: op, shape, dtype labels. */
 void bench_result_init(bench_result *r, const char *op, const char *shape,
                        const char *dtype);
@@ -219,6 +322,10 @@ void bench_fused_causal_conv1d(bench_env *env);
 void report_header(const bench_env *env, FILE *f);
 /* The table of every recorded case. */
 void report_table(const bench_env *env, FILE *f);
+/* The targets (issue 23), the small calls and, with --baseline, this run against it. */
+void report_targets(const bench_env *env, FILE *f);
+void report_small_calls(const bench_env *env, FILE *f);
+void report_baseline(const bench_env *env, FILE *f);
 /* JSON / SVG files ("-": stdout); 0 on success, -1 (message on stderr) on failure. */
 int report_json(const bench_env *env, const char *path);
 int report_svg(const bench_env *env, const char *path);

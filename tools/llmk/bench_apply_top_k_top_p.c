@@ -156,27 +156,34 @@ typedef struct tkp_case {
   bool quick;
   int64_t B, V;
   llmk_dtype dtype;
-  int32_t k;  /* 0: no k tensor */
-  float p;    /* < 0: no p tensor */
-  bool mixed; /* per-row k and p drawn from the spec's values */
+  int32_t k;   /* 0: no k tensor */
+  float p;     /* < 0: no p tensor */
+  bool mixed;  /* per-row k and p drawn from the spec's values */
+  float min_p; /* < 0: no min_p tensor (llmk_apply_top_k_top_p_min_p otherwise) */
 } tkp_case;
 
 static const tkp_case cases[] = {
-    {true, 64, 151936, LLMK_F32, 50, 0.9f, false},
-    {true, 1, 151936, LLMK_F32, 50, 0.9f, false},
-    {true, 256, 32000, LLMK_F32, 50, 0.9f, false},
-    {true, 64, 151936, LLMK_BF16, 50, 0.9f, false},
-    {true, 64, 151936, LLMK_F32, 0, 0.9f, false}, /* top-p alone: against its floor */
-    {false, 64, 151936, LLMK_F32, 50, -1.0f, false},
-    {false, 1, 151936, LLMK_F32, 0, 0.9f, false},
-    {false, 1, 151936, LLMK_F32, 50, -1.0f, false},
-    {false, 8, 128256, LLMK_F32, 50, 0.9f, false},
-    {false, 8, 256000, LLMK_F32, 50, 0.9f, false},
-    {false, 64, 256000, LLMK_F32, 50, 0.9f, false},
-    {false, 64, 151936, LLMK_F32, 1000, 0.99f, false},
-    {false, 64, 151936, LLMK_F32, 1, 0.5f, false},
-    {false, 64, 151936, LLMK_F16, 50, 0.9f, false},
-    {false, 64, 151936, LLMK_F32, 0, 0.0f, true},
+    {true, 64, 151936, LLMK_F32, 50, 0.9f, false, -1.0f},
+    {true, 1, 151936, LLMK_F32, 50, 0.9f, false, -1.0f},
+    {true, 256, 32000, LLMK_F32, 50, 0.9f, false, -1.0f},
+    {true, 64, 151936, LLMK_BF16, 50, 0.9f, false, -1.0f},
+    {true, 64, 151936, LLMK_F32, 0, 0.9f, false,
+     -1.0f}, /* top-p alone: against its floor */
+    {false, 64, 151936, LLMK_F32, 50, -1.0f, false, -1.0f},
+    {false, 1, 151936, LLMK_F32, 0, 0.9f, false, -1.0f},
+    {false, 1, 151936, LLMK_F32, 50, -1.0f, false, -1.0f},
+    {false, 8, 128256, LLMK_F32, 50, 0.9f, false, -1.0f},
+    {false, 8, 256000, LLMK_F32, 50, 0.9f, false, -1.0f},
+    {false, 64, 256000, LLMK_F32, 50, 0.9f, false, -1.0f},
+    {false, 64, 151936, LLMK_F32, 1000, 0.99f, false, -1.0f},
+    {false, 64, 151936, LLMK_F32, 1, 0.5f, false, -1.0f},
+    {false, 64, 151936, LLMK_F16, 50, 0.9f, false, -1.0f},
+    {false, 64, 151936, LLMK_F32, 0, 0.0f, true, -1.0f},
+    /* min-p (issue 23.4: at most 1.5x one read + write pass over the logits) */
+    {true, 64, 32000, LLMK_F32, 0, -1.0f, false, 0.1f},
+    {true, 1, 151936, LLMK_F32, 0, -1.0f, false, 0.1f},
+    {false, 256, 32000, LLMK_F32, 0, -1.0f, false, 0.1f},
+    {false, 64, 151936, LLMK_F32, 50, 0.9f, false, 0.1f},
 };
 
 typedef struct tkp_state {
@@ -188,18 +195,43 @@ typedef struct tkp_state {
   int32_t *kv;
   unsigned char *keep; /* the reference's result */
   double *margin;      /* per row */
+  double *margin_min_p;
   bench_call call;
+  llmk_tensor tl, to, tp, tk, tm; /* for the whole call */
 } tkp_state;
+
+/* The whole call with a fresh plan (small calls), in the case's workspace. */
+static int run_whole(void *arg) {
+  tkp_state *s = arg;
+  const tkp_case *c = s->c;
+  bool has_p = c->p >= 0 || c->mixed, has_k = c->k != 0 || c->mixed;
+  size_t ws;
+  llmk_plan *p;
+  llmk_status st =
+      c->min_p >= 0
+          ? llmk_apply_top_k_top_p_min_p_get_workspace_size(&s->tl, has_p ? &s->tp : NULL,
+                                                            has_k ? &s->tk : NULL, &s->tm,
+                                                            &s->to, NULL, &ws, &p)
+          : llmk_apply_top_k_top_p_get_workspace_size(
+                &s->tl, has_p ? &s->tp : NULL, has_k ? &s->tk : NULL, &s->to, &ws, &p);
+  if (st != LLMK_SUCCESS) return 1;
+  if (ws > s->call.ws) {
+    llmk_plan_destroy(p);
+    return 1;
+  }
+  return llmk_apply_top_k_top_p(s->call.w, ws, p, s->call.ctx) != LLMK_SUCCESS;
+}
 
 static int run_ref(void *arg) {
   tkp_state *s = arg;
   const tkp_case *c = s->c;
   for (int64_t b = 0; b < c->B; b++) {
-    tkp_ref_args a = {c->k || c->mixed ? s->kv[b] : 0, c->p >= 0 || c->mixed, s->pv[b], 0,
-                      0.0f};
+    tkp_ref_args a = {c->k || c->mixed ? s->kv[b] : 0, c->p >= 0 || c->mixed, s->pv[b],
+                      c->min_p >= 0, c->min_p >= 0 ? c->min_p : 0.0f};
     tkp_ref_info info;
     tkp_ref_row(s->x + b * c->V, c->V, &a, s->keep + b * c->V, &info);
     s->margin[b] = info.margin_p;
+    s->margin_min_p[b] = info.margin_min_p;
   }
   return 0;
 }
@@ -231,6 +263,7 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
   s.out = bench_alloc(s.n * s.esz, 0);
   s.keep = bench_alloc(s.n, 0);
   s.margin = bench_alloc((size_t)c->B * sizeof *s.margin, 0);
+  s.margin_min_p = bench_alloc((size_t)c->B * sizeof *s.margin_min_p, 0);
   s.pv = bench_alloc((size_t)c->B * 4, 0);
   s.kv = bench_alloc((size_t)c->B * 4, 0);
   bench_rng rng = {0x7b7bu + (uint64_t)c->V};
@@ -251,14 +284,26 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
     s.pv[b] = c->mixed ? mp[(b / 5) % 4] : c->p;
   }
   bool has_p = c->p >= 0 || c->mixed, has_k = c->k != 0 || c->mixed;
-  llmk_tensor tl, to, tp, tk;
+  llmk_tensor tl, to, tp, tk, tmp;
+  float *mpv = bench_alloc((size_t)c->B * 4, 0);
+  for (int64_t b = 0; b < c->B; b++) mpv[b] = c->min_p;
   int64_t bv[2] = {c->B, c->V}, bb[1] = {c->B};
   llmk_tensor_init(&tl, c->dtype, 2, bv, NULL, s.logits);
   llmk_tensor_init(&to, c->dtype, 2, bv, NULL, s.out);
   llmk_tensor_init(&tp, LLMK_F32, 1, bb, NULL, s.pv);
   llmk_tensor_init(&tk, LLMK_I32, 1, bb, NULL, s.kv);
-  llmk_status st = llmk_apply_top_k_top_p_get_workspace_size(
-      &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to, &s.call.ws, &s.call.plan);
+  llmk_tensor_init(&tmp, LLMK_F32, 1, bb, NULL, mpv);
+  llmk_status st = c->min_p >= 0 ? llmk_apply_top_k_top_p_min_p_get_workspace_size(
+                                       &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &tmp,
+                                       &to, NULL, &s.call.ws, &s.call.plan)
+                                 : llmk_apply_top_k_top_p_get_workspace_size(
+                                       &tl, has_p ? &tp : NULL, has_k ? &tk : NULL, &to,
+                                       &s.call.ws, &s.call.plan);
+  s.tl = tl;
+  s.to = to;
+  s.tp = tp;
+  s.tk = tk;
+  s.tm = tmp;
   if (!bench_call_ready(env, &r, &s.call, st)) goto done;
 
   bench_progress(env, "    reference (sorts every row, 1 thread)...\n");
@@ -275,7 +320,9 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
         d += load_bits(s.out, j, s.esz) != want;
       }
       diff += d;
-      if (d && has_p && s.margin[b] < 64) close += d; /* decided by f32 rounding */
+      /* decided by f32 rounding */
+      if (d && ((has_p && s.margin[b] < 64) || (c->min_p >= 0 && s.margin_min_p[b] < 64)))
+        close += d;
     }
     if (diff > close || close > s.n / 1000) {
       r.check = BENCH_CHECK_FAIL;
@@ -319,14 +366,23 @@ static void run_case(bench_env *env, const tkp_case *c, const char *shape) {
     bench_free(fj->rmax);
     bench_free(fj);
   }
+  bench_one_thread(env, &r, bench_call_fn, NULL, &s.call, &s.call.ctx, 7, 1000);
+  if (c->B == 1 && c->k == 50 && r.check == BENCH_CHECK_OK)
+    bench_small_call(env, &r, run_whole, NULL, &s, 1000);
+  if (c->min_p >= 0) bench_target_want(&r, BENCH_T_VS_COPY, "23.4", 1.5);
+  if (c->B == 64 && c->V == 151936 && c->k == 50 && c->p == 0.9f && c->min_p < 0 &&
+      c->dtype == LLMK_F32)
+    bench_target_want(&r, BENCH_T_SPEEDUP, "23.7", 403);
   bench_add(env, &r, &op, &ref, bytes);
 done:
+  bench_free(mpv);
   bench_call_free(&s.call);
   bench_free(s.x);
   bench_free(s.logits);
   bench_free(s.out);
   bench_free(s.keep);
   bench_free(s.margin);
+  bench_free(s.margin_min_p);
   bench_free(s.pv);
   bench_free(s.kv);
 }
@@ -342,8 +398,14 @@ void bench_apply_top_k_top_p(bench_env *env) {
       snprintf(kp, sizeof kp, "k=%d p=%g", (int)c->k, (double)c->p);
     else if (c->k)
       snprintf(kp, sizeof kp, "k=%d", (int)c->k);
-    else
+    else if (c->p >= 0)
       snprintf(kp, sizeof kp, "p=%g", (double)c->p);
+    else
+      kp[0] = 0;
+    if (c->min_p >= 0) {
+      size_t n = strlen(kp);
+      snprintf(kp + n, sizeof kp - n, "%smin_p=%g", n ? " " : "", (double)c->min_p);
+    }
     snprintf(shape, sizeof shape, "B=%lld V=%lld %s", (long long)c->B, (long long)c->V,
              kp);
     if (bench_want(env, "apply_top_k_top_p", shape, c->dtype, llmk_dtype_name(c->dtype)))

@@ -209,10 +209,54 @@ bench_timing bench_time_only(const bench_env *env, bench_fn fn, bench_fn reset, 
   return t;
 }
 
+void bench_time_beside(const bench_env *env, bench_fn fn, void *arg, bench_fn floor,
+                       void *floor_arg, int min_samples, int max_inner, bench_timing *op,
+                       bench_timing *fl) {
+  bench_timing bad = {NAN, NAN, 0, 0, 1, NAN, NAN, 0, 0};
+  *op = *fl = bad;
+  if (max_inner < 1) max_inner = 1;
+  bench_fn f[2] = {fn, floor};
+  void *a[2] = {arg, floor_arg};
+  int inner[2];
+  double one[2], v[2][MAX_SAMPLES];
+  for (int k = 0; k < 2; k++) { /* warm-up and estimates */
+    double t0 = bench_now();
+    if (f[k](a[k])) return;
+    inner[k] = env->check_only
+                   ? 1
+                   : estimate(f[k], NULL, a[k], bench_now() - t0, max_inner, &one[k]);
+    if (inner[k] < 0) return;
+    if (env->check_only) one[k] = bench_now() - t0;
+  }
+  int samples = env->check_only
+                    ? 1
+                    : sample_count(bench_op_budget(env) / 2,
+                                   one[0] * inner[0] + one[1] * inner[1], min_samples);
+  for (int s = 0; s < samples; s++)
+    for (int k = 0; k < 2; k++) {
+      double t0 = bench_now();
+      for (int i = 0; i < inner[k]; i++)
+        if (f[k](a[k])) return;
+      v[k][s] = (bench_now() - t0) / inner[k];
+    }
+  bench_timing *out[2] = {op, fl};
+  for (int k = 0; k < 2; k++) {
+    out[k]->status = 0;
+    out[k]->samples = samples;
+    out[k]->inner = inner[k];
+    out[k]->min = v[k][0];
+    for (int s = 1; s < samples; s++)
+      if (v[k][s] < out[k]->min) out[k]->min = v[k][s];
+    out[k]->median = median(v[k], samples);
+  }
+}
+
 bench_timing bench_time_ref(const bench_env *env, bench_fn fn, bench_fn reset, void *arg,
                             double first_s) {
   bench_timing t = {first_s, first_s, 1, 1, 0, NAN, NAN, 0, 0};
   if (env->check_only) return t;
+  /* --quick: a slow reference runs once (its check run), to keep the quick set quick */
+  if (env->quick && first_s > BENCH_QUICK_REF_ONCE_S) return t;
   int more = first_s > 0 ? (int)(bench_ref_budget(env) / first_s) - 1 : 2;
   if (more < 2) more = 2; /* at least the median of 3 */
   if (more > MAX_SAMPLES - 1) more = MAX_SAMPLES - 1;
@@ -285,8 +329,8 @@ bool bench_want(bench_env *env, const char *op, const char *shape,
     return false;
   }
   env->case_index++;
-  bench_progress(env, "[%d/%d] %s %s %s\n", env->case_index, env->case_count, op, shape,
-                 dtype_label);
+  bench_progress(env, "[%d/%d] %s %s %s (at %.1f s)\n", env->case_index, env->case_count,
+                 op, shape, dtype_label, bench_now() - env->t_start);
   return true;
 }
 
@@ -314,6 +358,9 @@ void bench_result_init(bench_result *r, const char *op, const char *shape,
   r->median_s = r->min_s = r->ref_s = r->ref_min_s = r->gbps = r->pct_bw = NAN;
   r->copy_median_s = r->copy_min_s = r->copy_gbps = r->pct_bw_min = r->speedup = NAN;
   r->spread = r->copy_spread = NAN;
+  r->t1_median_s = r->t1_min_s = r->vs_t1 = NAN;
+  r->whole_s = r->whole_min_s = r->empty_s = r->empty_min_s = NAN;
+  r->base_median_s = r->vs_base = NAN;
 }
 
 static void record(bench_env *env, const bench_result *r) {
@@ -353,6 +400,166 @@ void bench_add_extra(bench_result *r, const char *name, double median_s, double 
   e->min_s = min_s;
 }
 
+/* ------------------------------------------------------------- targets */
+
+static void target_add(bench_result *r, bench_target_kind kind, const char *issue,
+                       double limit, bool one_thread, int floor) {
+  if (r->n_target == BENCH_MAX_TARGETS + 1) return;
+  bench_target *t = &r->target[r->n_target++];
+  memset(t, 0, sizeof *t);
+  t->kind = kind;
+  snprintf(t->issue, sizeof t->issue, "%s", issue);
+  t->limit = limit;
+  t->one_thread = one_thread;
+  t->floor = floor;
+  t->value = t->paired = NAN;
+  t->at_least = kind == BENCH_T_PCT_COPY || kind == BENCH_T_SPEEDUP;
+}
+
+void bench_target_want(bench_result *r, bench_target_kind kind, const char *issue,
+                       double limit) {
+  target_add(r, kind, issue, limit, false, -1);
+}
+
+void bench_target_want_1t(bench_result *r, bench_target_kind kind, const char *issue,
+                          double limit) {
+  target_add(r, kind, issue, limit, true, -1);
+}
+
+void bench_target_floor(bench_result *r, const char *issue, const char *floor_name,
+                        const bench_timing *op, const bench_timing *floor, double limit) {
+  if (op->status || floor->status || r->n_extra == BENCH_MAX_EXTRA) return;
+  bench_add_extra(r, floor_name, floor->median, floor->min);
+  target_add(r, BENCH_T_VS_FLOOR, issue, limit, false, r->n_extra - 1);
+  r->target[r->n_target - 1].paired = op->median / floor->median;
+}
+
+static void judge_targets(const bench_env *env, bench_result *r) {
+  /* the op's time on one thread: its 1-thread run, or the main run on 1 thread */
+  double t1 = env->threads == 1 ? r->median_s : r->t1_median_s;
+  for (int i = 0; i < r->n_target; i++) {
+    bench_target *t = &r->target[i];
+    double op = t->one_thread ? t1 : r->median_s;
+    switch (t->kind) {
+      case BENCH_T_PCT_COPY:
+        t->value = 100.0 * r->copy_median_s / op;
+        break;
+      case BENCH_T_VS_COPY:
+        t->value = op / r->copy_median_s;
+        break;
+      case BENCH_T_VS_FLOOR:
+        t->value = t->paired;
+        break;
+      case BENCH_T_SPEEDUP:
+        t->value = r->ref_s / op;
+        break;
+      case BENCH_T_TIME:
+        t->value = op;
+        break;
+      case BENCH_T_WHOLE_CALL:
+        t->value = r->whole_s;
+        break;
+      case BENCH_T_THREADS:
+        t->value = r->vs_t1;
+        break;
+    }
+    /* --check times one call: nothing to judge */
+    t->judged = !isnan(t->value) && !env->check_only && r->check == BENCH_CHECK_OK;
+    t->holds = t->judged && (t->at_least ? t->value >= t->limit : t->value <= t->limit);
+  }
+}
+
+const char *bench_target_rule(const bench_target *t, const bench_result *r, char *buf,
+                              size_t n) {
+  char lim[32];
+  const char *on = t->one_thread ? ", 1 thread" : "";
+  switch (t->kind) {
+    case BENCH_T_PCT_COPY:
+      snprintf(buf, n, "%% copy >= %.0f%s", t->limit, on);
+      break;
+    case BENCH_T_VS_COPY:
+      snprintf(buf, n, "time / copy beside (one read + write pass) <= %.2f%s", t->limit,
+               on);
+      break;
+    case BENCH_T_VS_FLOOR:
+      snprintf(buf, n, "time / %s <= %.2f%s",
+               t->floor >= 0 && t->floor < r->n_extra ? r->extra[t->floor].name : "floor",
+               t->limit, on);
+      break;
+    case BENCH_T_SPEEDUP:
+      snprintf(buf, n, "reference / time >= %.0fx%s", t->limit, on);
+      break;
+    case BENCH_T_TIME:
+      snprintf(buf, n, "time <= %s%s", bench_fmt_time(t->limit, lim, sizeof lim), on);
+      break;
+    case BENCH_T_WHOLE_CALL:
+      snprintf(buf, n, "whole call (fresh plan) <= %s",
+               bench_fmt_time(t->limit, lim, sizeof lim));
+      break;
+    case BENCH_T_THREADS:
+      snprintf(buf, n, "time / 1-thread time <= %.2f", t->limit);
+      break;
+  }
+  return buf;
+}
+
+const char *bench_target_value(const bench_target *t, char *buf, size_t n) {
+  if (isnan(t->value))
+    snprintf(buf, n, "-");
+  else if (t->kind == BENCH_T_PCT_COPY)
+    snprintf(buf, n, "%.1f%%", t->value);
+  else if (t->kind == BENCH_T_TIME || t->kind == BENCH_T_WHOLE_CALL)
+    bench_fmt_time(t->value, buf, n);
+  else if (t->kind == BENCH_T_SPEEDUP)
+    snprintf(buf, n, "%.1fx", t->value);
+  else
+    snprintf(buf, n, "%.3f", t->value);
+  return buf;
+}
+
+/* ---------------------------------------------- 1 thread, small calls */
+
+void bench_one_thread(bench_env *env, bench_result *r, bench_fn fn, bench_fn reset,
+                      void *arg, llmk_context **ctx_slot, int min_samples,
+                      int max_inner) {
+  if (!env->ctx1 || env->check_only || r->check != BENCH_CHECK_OK) return;
+  llmk_context *saved = *ctx_slot;
+  *ctx_slot = env->ctx1;
+  bench_progress(env, "    1 thread...\n");
+  bench_timing t = bench_time_only(env, fn, reset, arg, min_samples, max_inner);
+  *ctx_slot = saved;
+  if (t.status) return;
+  r->t1_median_s = t.median;
+  r->t1_min_s = t.min;
+}
+
+/* The empty call beside a small call: same type, same loop; noinline and an asm
+ * barrier, so that the call is made and not folded away. */
+__attribute__((noinline)) static int empty_call(void *arg) {
+  __asm__ volatile("" : : "r"(arg) : "memory");
+  return 0;
+}
+
+void bench_small_call(bench_env *env, bench_result *r, bench_fn whole, bench_fn reset,
+                      void *arg, int max_inner) {
+  r->small = true;
+  bench_fn volatile e = empty_call; /* called through a pointer, as whole is */
+  bench_progress(env, "    whole call (fresh plan) and an empty call...\n");
+  bench_timing w = bench_time_only(env, whole, reset, arg, 11, max_inner);
+  bench_timing z = bench_time_only(env, e, NULL, arg, 11, max_inner);
+  if (!w.status) {
+    r->whole_s = w.median;
+    r->whole_min_s = w.min;
+  } else if (r->check == BENCH_CHECK_OK) {
+    r->check = BENCH_CHECK_ERROR;
+    snprintf(r->note, sizeof r->note, "whole call failed: %s", llmk_last_error());
+  }
+  if (!z.status) {
+    r->empty_s = z.median;
+    r->empty_min_s = z.min;
+  }
+}
+
 void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
                const bench_timing *ref, double bytes) {
   r->bytes = bytes;
@@ -384,6 +591,14 @@ void bench_add(bench_env *env, bench_result *r, const bench_timing *op,
     r->ref_min_s = ref->min;
     r->ref_samples = ref->samples;
     if (r->median_s > 0) r->speedup = r->ref_s / r->median_s;
+  }
+  if (!isnan(r->t1_median_s)) r->vs_t1 = r->median_s / r->t1_median_s;
+  if (env->threads > 1 && r->n_target <= BENCH_MAX_TARGETS)
+    bench_target_want(r, BENCH_T_THREADS, "23.5", BENCH_THREADS_LIMIT);
+  judge_targets(env, r);
+  if (env->base) {
+    r->base_median_s = bench_baseline_find(env, r->op, r->shape, r->dtype);
+    r->vs_base = r->median_s / r->base_median_s;
   }
   record(env, r);
   char a[32], b[32], c[32];

@@ -8,7 +8,9 @@
  * reference by up to one output ulp + 2e-6 * |silu value|, as
  * tests/ops/test_fused_causal_conv1d.c allows; such elements are counted in the note.
  * Bytes per call: x read and written, the cache rows read (the history the conv or the
- * state shift needs) and written (state and APC fill rows), the weight and the bias. */
+ * state shift needs) and written (state and APC fill rows), the weight and the bias.
+ * The SiLU + bias cases of issue 23 (silu_shapes, over dtypes and K) also time the plain
+ * conv of the same shape in place (their floor) and judge the issue's targets. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,32 +32,71 @@ typedef struct cc_case {
   int64_t block_size;  /* APC when > 0 (prefill only) */
   int act;             /* 0 none, 1 SiLU and a bias, 2 SiLU alone */
   int K;               /* taps; 0: KTAPS */
+  bool targets;        /* issue 23.1: within 1.2x the plain conv, >= 85% of a copy */
 } cc_case;
 
 #define BF LLMK_BF16
 static const cc_case cases[] = {
-    {true, "decode fixed", BF, 256, 8192, 0, 0, 0, 0, 0, 0, 3},
-    {true, "decode fixed", BF, 256, 8192, 3, 0, 0, 0, 0, 0, 3},
-    {true, "decode varlen", BF, 256, 8192, 3, 1, 0, 0, 0, 0, 3},
-    {true, "prefill", BF, 4, 8192, 0, 2, 1024, 0, 0, 0, 3},
-    {true, "mixed", BF, 128, 8192, 3, 3, 512, 2, 0, 0, 3},
-    {false, "prefill APC bs=256", BF, 4, 8192, 0, 2, 1024, 0, 256, 0, 3},
-    {false, "decode fixed silu+bias", BF, 256, 8192, 3, 0, 0, 0, 0, 1, 3},
-    {false, "decode fixed", BF, 64, 4096, 0, 0, 0, 0, 0, 0, 3},
-    {false, "decode fixed", LLMK_F16, 256, 8192, 3, 0, 0, 0, 0, 0, 3},
-    {false, "prefill", LLMK_F16, 4, 8192, 0, 2, 1024, 0, 0, 0, 3},
-    {false, "decode fixed", LLMK_F32, 256, 8192, 3, 0, 0, 0, 0, 0, 3},
-    {false, "prefill", LLMK_F32, 4, 8192, 0, 2, 1024, 0, 0, 0, 3},
-    {false, "prefill silu", BF, 4, 8192, 0, 2, 1024, 0, 0, 2, 3},
-    /* the shapes of make peers (bench/peers/peer_bench.py): K=4, SiLU and a bias */
-    {false, "peer K=4 decode silu+bias", BF, 256, 8192, 0, 0, 0, 0, 0, 1, 4},
-    {false, "peer K=4 prefill silu+bias", BF, 4, 8192, 0, 2, 1024, 0, 0, 1, 4},
+    {false, "decode fixed", BF, 256, 8192, 0, 0, 0, 0, 0, 0, 3, false},
+    {true, "decode fixed", BF, 256, 8192, 3, 0, 0, 0, 0, 0, 3, false},
+    {true, "decode varlen", BF, 256, 8192, 3, 1, 0, 0, 0, 0, 3, false},
+    {false, "prefill", BF, 4, 8192, 0, 2, 1024, 0, 0, 0, 3, false},
+    {true, "mixed", BF, 128, 8192, 3, 3, 512, 2, 0, 0, 3, false},
+    {false, "prefill APC bs=256", BF, 4, 8192, 0, 2, 1024, 0, 256, 0, 3, false},
+    {false, "decode fixed", BF, 64, 4096, 0, 0, 0, 0, 0, 0, 3, false},
+    {false, "decode fixed", LLMK_F16, 256, 8192, 3, 0, 0, 0, 0, 0, 3, false},
+    {false, "prefill", LLMK_F16, 4, 8192, 0, 2, 1024, 0, 0, 0, 3, false},
+    {false, "decode fixed", LLMK_F32, 256, 8192, 3, 0, 0, 0, 0, 0, 3, false},
+    {false, "prefill", LLMK_F32, 4, 8192, 0, 2, 1024, 0, 0, 0, 3, false},
+    {false, "prefill silu", BF, 4, 8192, 0, 2, 1024, 0, 0, 2, 3, false},
+    /* the smallest call (small calls): one sequence, one token */
+    {true, "decode fixed silu+bias", BF, 1, 8192, 0, 0, 0, 0, 0, 1, 4, false},
+};
+
+/* Issue 23.1: SiLU and a bias on these shapes, for each dtype and K = 2..4, against the
+ * plain conv of the same shape timed beside it (the shapes of make peers among them:
+ * K=4 bf16 decode fixed m=0 and prefill, the two of the quick set). */
+static const cc_case silu_shapes[] = {
+    {false, "decode fixed silu+bias", BF, 256, 8192, 0, 0, 0, 0, 0, 1, 0, true},
+    {false, "decode fixed silu+bias", BF, 256, 8192, 3, 0, 0, 0, 0, 1, 0, true},
+    {false, "decode varlen silu+bias", BF, 256, 8192, 0, 1, 0, 0, 0, 1, 0, true},
+    {false, "decode varlen silu+bias", BF, 256, 8192, 3, 1, 0, 0, 0, 1, 0, true},
+    {false, "prefill silu+bias", BF, 4, 8192, 0, 2, 1024, 0, 0, 1, 0, true},
 };
 
 typedef struct cc_state {
   bench_call call;
   fcc_ref_args ref;
+  /* the op's tensors and attributes, for the plain conv and the whole call */
+  const cc_case *c;
+  llmk_tensor tx, tw, tcs, tq, tci, tn, tnct, tf, tl, ti, tbias;
 } cc_state;
+
+/* Phase 1 on the case's tensors; act: the case's activation and bias, or (false) the
+ * plain conv of the same shape. */
+static llmk_status plan_conv(cc_state *s, bool act, size_t *ws, llmk_plan **plan) {
+  const cc_case *c = s->c;
+  const bool apc = c->block_size > 0, use_nacc = c->kind != 2 && c->m > 0;
+  return llmk_fused_causal_conv1d_get_workspace_size(
+      &s->tx, &s->tw, &s->tcs, c->kind == 0 ? NULL : &s->tq, &s->tci,
+      use_nacc ? &s->tn : NULL, apc ? &s->tnct : NULL, apc ? &s->tf : NULL,
+      apc ? &s->tl : NULL, apc ? &s->ti : NULL, act && c->act == 1 ? &s->tbias : NULL, -1,
+      -1, 0, c->block_size, 0,
+      act && c->act != 0 ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, ws, plan);
+}
+
+/* The whole call with a fresh plan (small calls), in the case's workspace. */
+static int run_whole(void *arg) {
+  cc_state *s = arg;
+  size_t ws;
+  llmk_plan *p;
+  if (plan_conv(s, true, &ws, &p) != LLMK_SUCCESS) return 1;
+  if (ws > s->call.ws) {
+    llmk_plan_destroy(p);
+    return 1;
+  }
+  return llmk_fused_causal_conv1d(s->call.w, ws, p, s->call.ctx) != LLMK_SUCCESS;
+}
 
 static int run_ref(void *arg) {
   cc_state *s = arg;
@@ -144,7 +185,8 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
           *tb = bench_alloc((size_t)dim * 4, 0);
     static const float taps3[3] = {0.5f, 0.5f, 0.70710678f};
     for (int64_t i = 0; i < K * dim; i++) {
-      float tap = K == 3 ? taps3[i / dim] : 0.5f; /* K=4: 4 x 0.25 */
+      /* gain 1: K=2 2 x 0.5, K=4 4 x 0.25 */
+      float tap = K == 3 ? taps3[i / dim] : K == 2 ? 0.70710678f : 0.5f;
       tw[i] = (bench_rand(&rng) & 1) ? -tap : tap;
     }
     /* never 0: with SiLU, in-place repeated calls then settle on values away from 0 */
@@ -193,32 +235,28 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   memcpy(rx, x, x_bytes);
   memcpy(rcs, cs, cs_bytes);
 
-  llmk_tensor tx, tw, tcs, tq, tci, tn, tnct, tf, tl, ti, tbias;
   int64_t sx2[2] = {T, dim}, sx3[3] = {B, m + 1, dim}, sw[2] = {K, dim},
           scs[3] = {lines, C, dim};
   int64_t sq[1] = {B + 1}, sb[1] = {B}, sci2[2] = {B, max_blocks}, sd[1] = {dim};
   if (c->kind == 0)
-    llmk_tensor_init(&tx, c->dtype, 3, sx3, NULL, x);
+    llmk_tensor_init(&s.tx, c->dtype, 3, sx3, NULL, x);
   else
-    llmk_tensor_init(&tx, c->dtype, 2, sx2, NULL, x);
-  llmk_tensor_init(&tw, c->dtype, 2, sw, NULL, w);
-  llmk_tensor_init(&tcs, c->dtype, 3, scs, NULL, cs);
-  llmk_tensor_init(&tq, LLMK_I64, 1, sq, NULL, qsl);
+    llmk_tensor_init(&s.tx, c->dtype, 2, sx2, NULL, x);
+  llmk_tensor_init(&s.tw, c->dtype, 2, sw, NULL, w);
+  llmk_tensor_init(&s.tcs, c->dtype, 3, scs, NULL, cs);
+  llmk_tensor_init(&s.tq, LLMK_I64, 1, sq, NULL, qsl);
   if (apc)
-    llmk_tensor_init(&tci, LLMK_I64, 2, sci2, NULL, ci);
+    llmk_tensor_init(&s.tci, LLMK_I64, 2, sci2, NULL, ci);
   else
-    llmk_tensor_init(&tci, LLMK_I64, 1, sb, NULL, ci);
-  llmk_tensor_init(&tn, LLMK_I64, 1, sb, NULL, nacc);
-  llmk_tensor_init(&tnct, LLMK_I64, 1, sb, NULL, nct);
-  llmk_tensor_init(&tf, LLMK_I64, 1, sb, NULL, first);
-  llmk_tensor_init(&tl, LLMK_I64, 1, sb, NULL, last);
-  llmk_tensor_init(&ti, LLMK_I64, 1, sb, NULL, init);
-  llmk_tensor_init(&tbias, c->dtype, 1, sd, NULL, bias);
-  llmk_status st = llmk_fused_causal_conv1d_get_workspace_size(
-      &tx, &tw, &tcs, c->kind == 0 ? NULL : &tq, &tci, use_nacc ? &tn : NULL,
-      apc ? &tnct : NULL, apc ? &tf : NULL, apc ? &tl : NULL, apc ? &ti : NULL,
-      has_bias ? &tbias : NULL, -1, -1, 0, c->block_size, 0,
-      silu ? LLMK_ACTIVATION_SILU : LLMK_ACTIVATION_NONE, &s.call.ws, &s.call.plan);
+    llmk_tensor_init(&s.tci, LLMK_I64, 1, sb, NULL, ci);
+  llmk_tensor_init(&s.tn, LLMK_I64, 1, sb, NULL, nacc);
+  llmk_tensor_init(&s.tnct, LLMK_I64, 1, sb, NULL, nct);
+  llmk_tensor_init(&s.tf, LLMK_I64, 1, sb, NULL, first);
+  llmk_tensor_init(&s.tl, LLMK_I64, 1, sb, NULL, last);
+  llmk_tensor_init(&s.ti, LLMK_I64, 1, sb, NULL, init);
+  llmk_tensor_init(&s.tbias, c->dtype, 1, sd, NULL, bias);
+  s.c = c;
+  llmk_status st = plan_conv(&s, true, &s.call.ws, &s.call.plan);
   if (!bench_call_ready(env, &r, &s.call, st)) goto done;
 
   fcc_ref_args *a = &s.ref;
@@ -280,7 +318,26 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
   bench_timing op = bench_time(env, bench_call_fn, NULL, &s.call, bytes, 11, 1000);
   /* the reference keeps running in place on its own copy (its timing only) */
   bench_timing ref = bench_time_ref(env, run_ref, NULL, &s, t_ref);
+  bench_one_thread(env, &r, bench_call_fn, NULL, &s.call, &s.call.ctx, 11, 1000);
+  if (c->batch == 1 && r.check == BENCH_CHECK_OK)
+    bench_small_call(env, &r, run_whole, NULL, &s, 1000);
+  bench_call plain = {llmk_fused_causal_conv1d, NULL, 0, NULL, env->ctx};
+  if (c->targets && r.check == BENCH_CHECK_OK && !op.status) {
+    /* the floor: the plain conv of the same shape, in place on the same x */
+    if (plan_conv(&s, false, &plain.ws, &plain.plan) == LLMK_SUCCESS &&
+        llmk_plan_set_repeatable(plain.plan) == LLMK_SUCCESS) {
+      plain.w = plain.ws ? bench_alloc(plain.ws, 0) : NULL;
+      bench_progress(env, "    the plain conv of the same shape...\n");
+      bench_timing opb, fl;
+      bench_time_beside(env, bench_call_fn, &s.call, bench_call_fn, &plain, 11, 1000,
+                        &opb, &fl);
+      bench_target_floor(&r, "23.1", "plain conv (no bias, no SiLU), same shape", &opb,
+                         &fl, 1.2);
+    }
+    bench_target_want(&r, BENCH_T_PCT_COPY, "23.1", 85);
+  }
   bench_add(env, &r, &op, &ref, bytes);
+  bench_call_free(&plain);
 done:
   bench_call_free(&s.call);
   bench_free(s.ref.y_act);
@@ -301,11 +358,9 @@ done:
   bench_free(perm);
 }
 
-void bench_fused_causal_conv1d(bench_env *env) {
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const cc_case *c = &cases[i];
-    if (env->quick && !c->quick) continue;
-    char shape[96];
+static void walk_case(bench_env *env, const cc_case *c) {
+  char shape[96];
+  {
     if (c->kind == 0)
       snprintf(shape, sizeof shape, "%s B=%lld dim=%lld m=%lld", c->label,
                (long long)c->batch, (long long)c->dim, (long long)c->m);
@@ -320,8 +375,28 @@ void bench_fused_causal_conv1d(bench_env *env) {
       snprintf(shape, sizeof shape, "%s %lldx%lld+%lld decode dim=%lld m=%lld", c->label,
                (long long)c->n_prefill, (long long)c->prefill_len,
                (long long)(c->batch - c->n_prefill), (long long)c->dim, (long long)c->m);
+    if (c->K && c->K != KTAPS) {
+      size_t n = strlen(shape);
+      snprintf(shape + n, sizeof shape - n, " K=%d", c->K);
+    }
     const char *dt = llmk_dtype_name(c->dtype);
     if (bench_want(env, "fused_causal_conv1d", shape, c->dtype, dt))
       run_case(env, c, shape, dt);
   }
+}
+
+void bench_fused_causal_conv1d(bench_env *env) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    if (!env->quick || cases[i].quick) walk_case(env, &cases[i]);
+  static const llmk_dtype dts[3] = {LLMK_BF16, LLMK_F16, LLMK_F32};
+  for (int d = 0; d < 3; d++)
+    for (int K = 2; K <= 4; K++)
+      for (size_t i = 0; i < sizeof silu_shapes / sizeof silu_shapes[0]; i++) {
+        cc_case c = silu_shapes[i];
+        c.dtype = dts[d];
+        c.K = K;
+        /* the quick set: bf16, K=4, decode fixed m=0 and prefill */
+        c.quick = dts[d] == LLMK_BF16 && K == 4 && c.m == 0 && c.kind != 1;
+        if (!env->quick || c.quick) walk_case(env, &c);
+      }
 }

@@ -15,6 +15,9 @@ static const kv_case cases[] = {
     {false, "32 seqs", 16384, 8, 128, 16, 2048, BF, BF, NHD, true, false, 32},
     {false, "1 seq", 16384, 8, 128, 128, 256, E4, BF, NHD, true, false, 1},
     {false, "1 seq", 16384, 8, 128, 128, 256, BF, BF, LLMK_KV_NZ, true, false, 1},
+    {false, "1 seq", 16384, 8, 128, 16, 2048, BF, BF, VEC, true, false, 1},
+    /* the smallest call (small calls) */
+    {true, "1 seq", 1, 8, 128, 128, 64, BF, BF, NHD, true, false, 1},
 };
 
 typedef struct ga_state {
@@ -33,12 +36,31 @@ static int ga_run_ref(void *arg) {
   llmk_tensor ko = s->ko, vo = s->vo;
   ko.data = s->rko;
   vo.data = s->rvo;
-  gather_pa_kv_cache_ref_one((int)c->layout, 0, &s->kc, s->lens.data, c->nseq, s->tab,
-                             s->max_blocks, &s->scale_v, 1, &ko, NULL, NULL);
+  gather_pa_kv_cache_ref_one((int)kv_op_layout(c), 0, &s->kc, s->lens.data, c->nseq,
+                             s->tab, s->max_blocks, &s->scale_v, 1, &ko, NULL, NULL);
   if (!c->k_only)
-    gather_pa_kv_cache_ref_one((int)c->layout, 1, &s->vc, s->lens.data, c->nseq, s->tab,
-                               s->max_blocks, &s->scale_v, 1, &vo, NULL, NULL);
+    gather_pa_kv_cache_ref_one((int)kv_op_layout(c), 1, &s->vc, s->lens.data, c->nseq,
+                               s->tab, s->max_blocks, &s->scale_v, 1, &vo, NULL, NULL);
   return 0;
+}
+
+/* The whole call with a fresh plan (small calls), in the case's workspace. */
+static int ga_run_whole(void *arg) {
+  ga_state *s = arg;
+  const kv_case *c = s->c;
+  bool conv = c->src != c->cache;
+  size_t ws;
+  llmk_plan *p;
+  if (llmk_gather_pa_kv_cache_get_workspace_size(
+          &s->kc, c->k_only ? NULL : &s->vc, &s->tables, &s->lens,
+          conv ? &s->scale : NULL, conv ? &s->scale : NULL, &s->ko,
+          c->k_only ? NULL : &s->vo, kv_op_layout(c), &ws, &p) != LLMK_SUCCESS)
+    return 1;
+  if (ws > s->call.ws) {
+    llmk_plan_destroy(p);
+    return 1;
+  }
+  return llmk_gather_pa_kv_cache(s->call.w, ws, p, s->call.ctx) != LLMK_SUCCESS;
 }
 
 static void gather_case(bench_env *env, const kv_case *c, const char *shape,
@@ -80,12 +102,13 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape,
   }
   for (int64_t i = 0; i < c->nseq; i++) lens[i] = s.L;
   int64_t tshape[3] = {c->T, c->H, c->D}, cs[5], tb[2] = {c->nseq, s.max_blocks},
-          nl[1] = {c->nseq};
+          nl[1] = {c->nseq}, cst[4];
+  const int64_t *strides = kv_cache_strides(c, cst);
   int rank;
   kv_cache_shape(c, c->src, true, &rank, cs);
-  llmk_tensor_init(&s.kc, c->src, rank, cs, NULL, kc);
+  llmk_tensor_init(&s.kc, c->src, rank, cs, strides, kc);
   kv_cache_shape(c, c->src, false, &rank, cs);
-  llmk_tensor_init(&s.vc, c->src, rank, cs, NULL, vc);
+  llmk_tensor_init(&s.vc, c->src, rank, cs, strides, vc);
   llmk_tensor_init(&s.ko, c->cache, 3, tshape, NULL, ko);
   llmk_tensor_init(&s.vo, c->cache, 3, tshape, NULL, vo);
   llmk_tensor_init(&s.tables, LLMK_I64, 2, tb, NULL, s.tab);
@@ -93,8 +116,8 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape,
   llmk_tensor_init(&s.scale, LLMK_F32, 0, NULL, NULL, &s.scale_v);
   llmk_status st = llmk_gather_pa_kv_cache_get_workspace_size(
       &s.kc, c->k_only ? NULL : &s.vc, &s.tables, &s.lens, conv ? &s.scale : NULL,
-      conv ? &s.scale : NULL, &s.ko, c->k_only ? NULL : &s.vo, c->layout, &s.call.ws,
-      &s.call.plan);
+      conv ? &s.scale : NULL, &s.ko, c->k_only ? NULL : &s.vo, kv_op_layout(c),
+      &s.call.ws, &s.call.plan);
   if (!bench_call_ready(env, &r, &s.call, st)) goto done;
   double t_ref;
   if (bench_first_run(&r, &s.call, ga_run_ref, &s, &t_ref) &&
@@ -107,6 +130,9 @@ static void gather_case(bench_env *env, const kv_case *c, const char *shape,
                  (double)(c->nseq * (s.max_blocks + 1)) * 8;
   bench_timing op = bench_time(env, bench_call_fn, NULL, &s.call, bytes, 11, 1000);
   bench_timing ref = bench_time_ref(env, ga_run_ref, NULL, &s, t_ref);
+  bench_one_thread(env, &r, bench_call_fn, NULL, &s.call, &s.call.ctx, 11, 1000);
+  if (c->T == 1 && r.check == BENCH_CHECK_OK)
+    bench_small_call(env, &r, ga_run_whole, NULL, &s, 100000);
   bench_add(env, &r, &op, &ref, bytes);
 done:
   bench_call_free(&s.call);

@@ -26,15 +26,36 @@ typedef struct kv_case {
 #define E4 LLMK_FP8_E4M3FN
 #define E5 LLMK_FP8_E5M2
 #define NHD LLMK_KV_BLOCKS
+/* vLLM's CPU attention layout: blocks of [H, block_size, D] (head-major), passed as the
+ * NHD view [num_blocks, block_size, H, D] with strides [H*bs*D, D, bs*D, 1] */
+#define VEC ((llmk_kv_layout)3)
+
+/* The layout the op is called with. */
+static inline llmk_kv_layout kv_op_layout(const kv_case *c) {
+  return c->layout == VEC ? LLMK_KV_BLOCKS : c->layout;
+}
 
 static inline void kv_cache_shape(const kv_case *c, llmk_dtype cache, bool key, int *rank,
                                   int64_t *shape) {
-  tool_kv_cache_shape(c->layout, (int64_t)llmk_dtype_size(cache), key, c->num_blocks,
-                      c->block_size, c->H, c->D, rank, shape);
+  tool_kv_cache_shape(kv_op_layout(c), (int64_t)llmk_dtype_size(cache), key,
+                      c->num_blocks, c->block_size, c->H, c->D, rank, shape);
+}
+
+/* The cache's strides (elements), or NULL: contiguous. */
+static inline const int64_t *kv_cache_strides(const kv_case *c, int64_t *st) {
+  if (c->layout != VEC) return NULL;
+  st[0] = c->H * c->block_size * c->D;
+  st[1] = c->D;
+  st[2] = c->block_size * c->D;
+  st[3] = 1;
+  return st;
 }
 
 static inline const char *kv_layout_label(llmk_kv_layout l) {
-  return l == LLMK_KV_BLOCKS ? "NHD" : l == LLMK_KV_XSPLIT ? "x-split" : "NZ";
+  return l == LLMK_KV_BLOCKS   ? "NHD"
+         : l == LLMK_KV_XSPLIT ? "x-split"
+         : l == VEC            ? "VEC"
+                               : "NZ";
 }
 
 /* n values of dtype dt (f32, f16, bf16 or fp8), roughly uniform in [-amp, amp) */

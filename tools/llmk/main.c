@@ -45,7 +45,7 @@ static void bench_usage(FILE *f) {
       f,
       "usage: llmk bench [OP...] [--quick] [--threads N] [--dtype LIST] [--json FILE]\n"
       "                  [--plot FILE.svg] [--shape TEXT] [--isa ISA] [--list]\n"
-      "                  [--check]\n"
+      "                  [--check] [--no-one-thread] [--baseline OLD.json]\n"
       "\n"
       "Runs every operator on the benchmark shapes of the spec. Each case is first\n"
       "checked once against the in-process reference (tests/ref: naive code written\n"
@@ -68,20 +68,31 @@ static void bench_usage(FILE *f) {
       "a\n"
       "                  copy of as many bytes measured beside it (cached sizes compare\n"
       "                  with a cached copy; over 100: the op beats a plain copy)\n"
-      "  vs ref          the reference's median time (at least 3 runs, one thread) / "
-      "the\n"
-      "                  op's\n"
+      "  vs ref          the reference's median time (at least 3 runs, one thread; "
+      "with\n"
+      "                  --quick one run where it takes over 0.5 s) / the op's\n"
       "  busy            the op's or the copy's median/min exceeds %.2f: the machine "
       "was\n"
       "                  busy during the case, its figures are suspect (rerun it)\n"
-      "Extra timings of some cases (floors, plan + run) follow the table.\n"
+      "  1t              the op's median on a 1-thread context, timed after the main "
+      "run\n"
+      "                  (not with --threads 1 or --no-one-thread)\n"
+      "  /1t             time/call / 1t: at most %.2f is the target (threads never "
+      "hurt)\n"
+      "Then: extra timings of some cases (floors, plan + run); the small calls (each "
+      "op's\n"
+      "smallest shape: the whole two-phase call with a fresh plan against an empty\n"
+      "function called the same way); the targets of issue 23, each a ratio of this run\n"
+      "(the case against its floor measured beside it) and whether it holds; with\n"
+      "--baseline, each case's time against the earlier run. A missed target does not\n"
+      "change the exit status (timings are noisy); a failed check does.\n"
       "\n"
       "  OP               advance_step, scatter_pa_kv_cache, gather_pa_kv_cache,\n"
       "                   apply_top_k_top_p, fused_causal_conv1d; any part of a name\n"
       "                   selects every op containing it (kv_cache: scatter and\n"
       "                   gather). Default: every op.\n"
-      "  --quick          the quick set (a few minutes on 2 cores); default: the full "
-      "set\n"
+      "  --quick          the quick set (about a minute on 2 idle cores); default: the\n"
+      "                   full set\n"
       "  --threads N      threads for the ops and the copies (default: as\n"
       "                   llmk_context_create(0): LLMK_NUM_THREADS if set, else the\n"
       "                   online CPUs)\n"
@@ -95,13 +106,16 @@ static void bench_usage(FILE *f) {
       "  --isa ISA        cap the kernels at scalar, avx2, avx512 or neon (as LLMK_ISA "
       "does)\n"
       "  --list           list the cases the filters select; run nothing\n"
+      "  --no-one-thread  skip the 1-thread timing of every case (the 1t column)\n"
+      "  --baseline FILE  an earlier --json output: print each case's median / its\n"
+      "                   median there (matched by op, shape and dtype)\n"
       "  --check          check every case against the reference and run it once;\n"
       "                   time nothing (under an emulator or a sanitizer, whose times\n"
       "                   mean nothing: the figures are of one call)\n"
       "\n"
       "Exit status: 0 every check passed; 1 a check failed (FAIL in the table) or an op\n"
       "returned an error; 2 a usage error.\n",
-      BENCH_BUSY_SPREAD);
+      BENCH_BUSY_SPREAD, BENCH_THREADS_LIMIT);
 }
 
 static int parse_int(const char *s, int *out) {
@@ -155,7 +169,7 @@ int cmd_bench(int argc, char **argv) {
     }
     bool takes = !strcmp(a, "--threads") || !strcmp(a, "--dtype") ||
                  !strcmp(a, "--json") || !strcmp(a, "--plot") || !strcmp(a, "--isa") ||
-                 !strcmp(a, "--shape");
+                 !strcmp(a, "--shape") || !strcmp(a, "--baseline");
     if (takes && !val) {
       if (i + 1 >= argc) {
         fprintf(stderr, "llmk bench: %s needs a value\n", a);
@@ -173,6 +187,10 @@ int cmd_bench(int argc, char **argv) {
       env.quick = true;
     } else if (!strcmp(a, "--check")) {
       env.check_only = true;
+    } else if (!strcmp(a, "--no-one-thread")) {
+      env.no_one_thread = true;
+    } else if (!strcmp(a, "--baseline")) {
+      env.baseline_path = val;
     } else if (!strcmp(a, "--list")) {
       env.list_only = true;
     } else if (!strcmp(a, "--threads")) {
@@ -247,12 +265,15 @@ int cmd_bench(int argc, char **argv) {
             env.quick ? "quick" : "full");
     return 2;
   }
-  if (llmk_context_create(env.threads, &env.ctx) != LLMK_SUCCESS) {
+  if (env.baseline_path && bench_baseline_load(&env, env.baseline_path) != 0) return 2;
+  if (llmk_context_create(env.threads, &env.ctx) != LLMK_SUCCESS ||
+      (env.threads > 1 && !env.no_one_thread && !env.check_only &&
+       llmk_context_create(1, &env.ctx1) != LLMK_SUCCESS)) {
     fprintf(stderr, "llmk bench: cannot create a context of %d threads: %s\n",
             env.threads, llmk_last_error());
     return 1;
   }
-  double t_start = bench_now();
+  double t_start = env.t_start = bench_now();
   env.loadavg = tool_loadavg();
   if (env.loadavg > 0.5)
     fprintf(stderr,
@@ -267,19 +288,30 @@ int cmd_bench(int argc, char **argv) {
   FILE *table = json && !strcmp(json, "-") ? stderr : stdout;
   report_header(&env, table);
   report_table(&env, table);
-  int failed = 0, busy = 0;
+  report_small_calls(&env, table);
+  report_targets(&env, table);
+  report_baseline(&env, table);
+  int failed = 0, busy = 0, held = 0, missed = 0;
   for (int i = 0; i < env.n_results; i++) {
-    failed += env.results[i].check != BENCH_CHECK_OK;
-    busy += env.results[i].busy;
+    const bench_result *r = &env.results[i];
+    failed += r->check != BENCH_CHECK_OK;
+    busy += r->busy;
+    for (int k = 0; k < r->n_target; k++) {
+      held += r->target[k].judged && r->target[k].holds;
+      missed += r->target[k].judged && !r->target[k].holds;
+    }
   }
-  fprintf(table, "%d case%s, %d failed, %d busy, %.1f s\n", env.n_results,
-          env.n_results == 1 ? "" : "s", failed, busy, elapsed);
+  fprintf(table, "%d case%s, %d failed, %d busy, targets %d held %d missed, %.1f s\n",
+          env.n_results, env.n_results == 1 ? "" : "s", failed, busy, held, missed,
+          elapsed);
   fflush(table);
   int rc = failed ? 1 : 0;
   if (json && report_json(&env, json) != 0) rc = 1;
   if (plot && report_svg(&env, plot) != 0) rc = 1;
   llmk_context_destroy(env.ctx);
+  llmk_context_destroy(env.ctx1);
   free(env.results);
+  free(env.base);
   return rc;
 }
 

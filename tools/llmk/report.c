@@ -37,18 +37,20 @@ void report_header(const bench_env *env, FILE *f) {
 }
 
 void report_table(const bench_env *env, FILE *f) {
-  fprintf(f, "\n%-20s %-48s %-19s %-6s %10s %10s %8s %8s %7s %9s  %s\n", "op", "shape",
-          "dtype", "kernel", "time/call", "min", "GB/s", "copy", "% copy", "vs ref",
-          "check");
-  char a[32], b[32], c[32], d[32], e[32], g[32];
+  fprintf(f, "\n%-20s %-48s %-19s %-6s %10s %10s %8s %8s %7s %9s %10s %5s  %s\n", "op",
+          "shape", "dtype", "kernel", "time/call", "min", "GB/s", "copy", "% copy",
+          "vs ref", "1t", "/1t", "check");
+  char a[32], b[32], c[32], d[32], e[32], g[32], h[32], v1[32];
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
-    fprintf(f, "%-20s %-48s %-19s %-6s %10s %10s %8s %8s %7s %9s  %s%s\n", r->op,
+    fprintf(f, "%-20s %-48s %-19s %-6s %10s %10s %8s %8s %7s %9s %10s %5s  %s%s\n", r->op,
             r->shape, r->dtype, r->kernel, bench_fmt_time(r->median_s, a, sizeof a),
             bench_fmt_time(r->min_s, e, sizeof e), fmt_num(r->gbps, 2, b, sizeof b),
             fmt_num(r->copy_gbps, 2, g, sizeof g), fmt_num(r->pct_bw, 1, c, sizeof c),
             isnan(r->speedup) ? "-" : (snprintf(d, sizeof d, "%.1fx", r->speedup), d),
-            check_name(r->check), r->busy ? " busy" : "");
+            bench_fmt_time(r->t1_median_s, h, sizeof h),
+            fmt_num(r->vs_t1, 2, v1, sizeof v1), check_name(r->check),
+            r->busy ? " busy" : "");
   }
   int notes = 0, extras = 0, busy = 0;
   for (int i = 0; i < env->n_results; i++) {
@@ -77,19 +79,128 @@ void report_table(const bench_env *env, FILE *f) {
       if (r->note[0]) fprintf(f, "  %s %s %s: %s\n", r->op, r->shape, r->dtype, r->note);
     }
   }
-  fprintf(f,
-          "\ntime/call, min: median and fastest sample per call; GB/s: the bytes the op "
-          "must move (read + written) per call / median time; copy: GB/s of a memcpy of "
-          "as many bytes (bytes/2 each way) on the same threads, timed interleaved with "
-          "the op; %% copy: copy median / op median (small cases run from cache, and so "
-          "does their copy); vs ref: the in-process naive reference's median time "
-          "(tests/ref, 1 thread, at least 3 runs) / the op's\n");
+  fprintf(
+      f,
+      "\ntime/call, min: median and fastest sample per call; GB/s: the bytes the op "
+      "must move (read + written) per call / median time; copy: GB/s of a memcpy of "
+      "as many bytes (bytes/2 each way) on the same threads, timed interleaved with "
+      "the op; %% copy: copy median / op median (small cases run from cache, and so "
+      "does their copy); vs ref: the in-process naive reference's median time "
+      "(tests/ref, 1 thread, at least 3 runs; --quick: one run where it takes over "
+      "0.5 s) / the op's; 1t: the op's median on one thread, timed after the main run; "
+      "/1t: time/call / 1t\n");
   if (busy)
     fprintf(f,
             "busy: %d case%s whose op or copy samples spread over %.2fx (median / min): "
             "the machine was busy, rerun %s before trusting %s figures\n",
             busy, busy == 1 ? "" : "s", BENCH_BUSY_SPREAD, busy == 1 ? "it" : "them",
             busy == 1 ? "its" : "their");
+}
+
+/* ----------------------------------------------- small calls, targets */
+
+void report_small_calls(const bench_env *env, FILE *f) {
+  int n = 0;
+  for (int i = 0; i < env->n_results; i++) n += env->results[i].small;
+  if (!n) return;
+  fprintf(
+      f,
+      "\nsmall calls (each op's smallest shape, on the context's threads; whole call: "
+      "get_workspace_size + run with a fresh plan each time; empty call: an empty "
+      "function called the same way, through the same pointer and loop):\n");
+  int w = 5;
+  for (int i = 0; i < env->n_results; i++) {
+    int len = (int)strlen(env->results[i].shape);
+    if (env->results[i].small && len > w) w = len;
+  }
+  fprintf(f, "  %-20s %-*s %-8s %10s %12s %10s %11s\n", "op", w, "shape", "dtype",
+          "run (plan)", "whole call", "empty call", "whole/empty");
+  char a[32], b[32], c[32], d[32];
+  for (int i = 0; i < env->n_results; i++) {
+    const bench_result *r = &env->results[i];
+    if (!r->small) continue;
+    fprintf(f, "  %-20s %-*s %-8s %10s %12s %10s %11s\n", r->op, w, r->shape, r->dtype,
+            bench_fmt_time(r->median_s, a, sizeof a),
+            bench_fmt_time(r->whole_s, b, sizeof b),
+            bench_fmt_time(r->empty_s, c, sizeof c),
+            fmt_num(r->whole_s / r->empty_s, 0, d, sizeof d));
+  }
+}
+
+static const char *target_verdict(const bench_target *t) {
+  return !t->judged ? "n/a" : t->holds ? "holds" : "MISSED";
+}
+
+void report_targets(const bench_env *env, FILE *f) {
+  int n = 0, threads = 0, threads_held = 0, threads_judged = 0;
+  for (int i = 0; i < env->n_results; i++)
+    for (int k = 0; k < env->results[i].n_target; k++) {
+      const bench_target *t = &env->results[i].target[k];
+      if (t->kind == BENCH_T_THREADS) {
+        threads++;
+        threads_judged += t->judged;
+        threads_held += t->judged && t->holds;
+      } else {
+        n++;
+      }
+    }
+  if (!n && !threads) return;
+  if (env->check_only) {
+    fprintf(f, "\ntargets: %d, not judged (--check times nothing)\n", n + threads);
+    return;
+  }
+  fprintf(f,
+          "\ntargets (issue 23; each the case against its floor measured in this run; "
+          "/1t misses listed here too):\n");
+  int w = 5; /* the widest shape label listed */
+  for (int i = 0; i < env->n_results; i++) {
+    int len = (int)strlen(env->results[i].shape);
+    if (env->results[i].n_target && len > w) w = len;
+  }
+  fprintf(f, "  %-5s %-20s %-*s %-19s %-58s %10s  %s\n", "issue", "op", w, "shape",
+          "dtype", "target", "measured", "verdict");
+  char rule[160], val[32];
+  for (int i = 0; i < env->n_results; i++) {
+    const bench_result *r = &env->results[i];
+    for (int k = 0; k < r->n_target; k++) {
+      const bench_target *t = &r->target[k];
+      if (t->kind == BENCH_T_THREADS && (!t->judged || t->holds)) continue;
+      fprintf(f, "  %-5s %-20s %-*s %-19s %-58s %10s  %s%s\n", t->issue, r->op, w,
+              r->shape, r->dtype, bench_target_rule(t, r, rule, sizeof rule),
+              bench_target_value(t, val, sizeof val), target_verdict(t),
+              r->busy ? " (busy)" : "");
+    }
+  }
+  if (threads)
+    fprintf(
+        f,
+        "  23.5  threads never hurt (time/call <= %.2f x the 1-thread time): %d of %d "
+        "cases hold%s\n",
+        BENCH_THREADS_LIMIT, threads_held, threads,
+        threads_judged < threads ? " (the others not measured: --no-one-thread)" : "");
+}
+
+void report_baseline(const bench_env *env, FILE *f) {
+  if (!env->base) return;
+  fprintf(f,
+          "\nagainst the baseline %s (time/call here / time/call there; below 1: faster "
+          "now):\n",
+          env->baseline_path);
+  fprintf(f, "  %-20s %-48s %-19s %10s %10s %8s\n", "op", "shape", "dtype", "time/call",
+          "baseline", "ratio");
+  char a[32], b[32], c[32];
+  int missing = 0;
+  for (int i = 0; i < env->n_results; i++) {
+    const bench_result *r = &env->results[i];
+    missing += isnan(r->base_median_s);
+    fprintf(f, "  %-20s %-48s %-19s %10s %10s %8s\n", r->op, r->shape, r->dtype,
+            bench_fmt_time(r->median_s, a, sizeof a),
+            bench_fmt_time(r->base_median_s, b, sizeof b),
+            fmt_num(r->vs_base, 3, c, sizeof c));
+  }
+  if (missing)
+    fprintf(f, "  (%d case%s not in the baseline: -)\n", missing,
+            missing == 1 ? "" : "s");
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -156,7 +267,7 @@ int report_json(const bench_env *env, const char *path) {
   json_num(f, "copy_bytes_per_thread", BENCH_COPY_BYTES_PER_THREAD, true);
   json_num(f, "busy_spread", BENCH_BUSY_SPREAD, false);
   fprintf(f, "},\n  \"cases\": [");
-  int failed = 0, busy = 0;
+  int failed = 0, busy = 0, held = 0, missed = 0;
   for (int i = 0; i < env->n_results; i++) {
     const bench_result *r = &env->results[i];
     failed += r->check != BENCH_CHECK_OK;
@@ -196,11 +307,54 @@ int report_json(const bench_env *env, const char *path) {
       json_num(f, "min_s", r->extra[k].min_s, false);
       fprintf(f, "}");
     }
-    fprintf(f, "]}");
+    fprintf(f, "], ");
+    json_num(f, "one_thread_median_s", r->t1_median_s, true);
+    json_num(f, "one_thread_min_s", r->t1_min_s, true);
+    json_num(f, "vs_one_thread", r->vs_t1, true);
+    if (r->small) {
+      fprintf(f, "\"small_call\": {");
+      json_num(f, "whole_call_s", r->whole_s, true);
+      json_num(f, "whole_call_min_s", r->whole_min_s, true);
+      json_num(f, "empty_call_s", r->empty_s, true);
+      json_num(f, "empty_call_min_s", r->empty_min_s, false);
+      fprintf(f, "}, ");
+    } else {
+      fprintf(f, "\"small_call\": null, ");
+    }
+    fprintf(f, "\"targets\": [");
+    for (int k = 0; k < r->n_target; k++) {
+      const bench_target *t = &r->target[k];
+      char rule[160];
+      held += t->judged && t->holds;
+      missed += t->judged && !t->holds;
+      fprintf(f, "%s{", k ? ", " : "");
+      json_str(f, "issue", t->issue, true);
+      json_str(f, "target", bench_target_rule(t, r, rule, sizeof rule), true);
+      json_num(f, "value", t->value, true);
+      json_num(f, "limit", t->limit, true);
+      fprintf(f, "\"at_least\": %s, \"one_thread\": %s, \"holds\": %s}",
+              t->at_least ? "true" : "false", t->one_thread ? "true" : "false",
+              !t->judged ? "null"
+              : t->holds ? "true"
+                         : "false");
+    }
+    fprintf(f, "]");
+    if (env->base) {
+      fprintf(f, ", ");
+      json_num(f, "baseline_median_s", r->base_median_s, true);
+      json_num(f, "vs_baseline", r->vs_base, false);
+    }
+    fprintf(f, "}");
   }
   fprintf(f, "\n  ],\n  ");
   json_num(f, "failed", failed, true);
-  json_num(f, "busy", busy, false);
+  json_num(f, "busy", busy, true);
+  json_num(f, "targets_held", held, true);
+  json_num(f, "targets_missed", missed, false);
+  if (env->base) {
+    fprintf(f, ",\n  ");
+    json_str(f, "baseline", env->baseline_path, false);
+  }
   fprintf(f, "\n}\n");
   if (out ? fflush(f) != 0 : fclose(f) != 0) {
     perror(path);
