@@ -163,14 +163,16 @@ static void fill(const tk_case *c, blocks *b) {
     }
   }
   if (c->boundary && c->t[L].rank == 2) {
+    /* rows 0..3: (p, k) at (lo, lo), (hi, hi), (lo, hi), (hi, lo); row 0 holds both
+     * logit ends */
+    static const bool p_hi[4] = {false, true, false, true},
+                      k_hi[4] = {false, true, true, false};
     int64_t B = c->t[L].d[0], V = c->t[L].d[1];
     for (int64_t r = 0; r < B && r < 4; r++) {
       if (c->t[P].rank >= 0)
-        put(c->t[P].dt, b->host[P], r, r % 2 ? (float)c->phi : (float)c->plo);
+        put(c->t[P].dt, b->host[P], r, (float)(p_hi[r] ? c->phi : c->plo));
       if (c->t[K].rank >= 0)
-        ((int32_t *)b->host[K])[r] =
-            (int32_t)(r < 2 ? c->klo + r * (c->khi - c->klo)
-                            : c->khi - (r - 2) * (c->khi - c->klo));
+        ((int32_t *)b->host[K])[r] = (int32_t)(k_hi[r] ? c->khi : c->klo);
     }
     if (V >= 2) {
       put(c->t[L].dt, b->host[L], 0, (float)c->llo);
