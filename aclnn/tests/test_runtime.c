@@ -557,6 +557,9 @@ static void test_errors(aclrtStream stream) {
       {"k [4]", 2, 3, 4, ACLNN_ERR_PARAM_INVALID},
       {"logits FRACTAL_NZ", 0, 4, ACL_FORMAT_FRACTAL_NZ, ACLNN_ERR_PARAM_INVALID},
       {"out NC1HWC0", 3, 4, ACL_FORMAT_NC1HWC0, ACLNN_ERR_PARAM_INVALID},
+      /* CANN's op_api takes ND alone: the other ND-like tags are refused too */
+      {"logits NCHW", 0, 4, ACL_FORMAT_NCHW, ACLNN_ERR_PARAM_INVALID},
+      {"k NC", 2, 4, ACL_FORMAT_NC, ACLNN_ERR_PARAM_INVALID},
       {"logits negative stride", 0, 5, -1, ACLNN_ERR_PARAM_INVALID},
       {"logits negative offset", 0, 6, -1, ACLNN_ERR_PARAM_INVALID},
       {"out offset past its block", 3, 6, 1, ACLNN_ERR_PARAM_INVALID},

@@ -19,9 +19,10 @@
  *   ACLNN_ERR_PARAM_NULLPTR (161001): logits, out, workspaceSize or executor NULL; p and
  *     k both NULL; a tensor with elements and no data.
  *   ACLNN_ERR_PARAM_INVALID (161002): a dtype outside the set or dtypes that disagree,
- *     a rank other than 2 (logits, out) or 1 (p, k), shapes that disagree, a private
- *     format, negative strides or offset, a view outside the aclrtMalloc block it
- *     starts in.
+ *     a rank other than 2 (logits, out) or 1 (p, k), shapes that disagree, a format
+ *     other than ACL_FORMAT_ND (as CANN's op_api: NCHW and the other ND-like tags
+ *     too), negative strides or offset, a view outside the aclrtMalloc block it starts
+ *     in.
  * Phase 2 statuses: ACLNN_ERR_INNER_NULLPTR (561103) for a NULL, consumed or destroyed
  *   executor; ACLNN_ERR_PARAM_INVALID for a p value outside [0, 1] or NaN (nothing is
  *   written), a workspace smaller than phase 1 asked for, an unknown stream.

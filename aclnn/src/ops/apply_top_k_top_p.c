@@ -20,7 +20,12 @@ static aclnnStatus check_rank(const char *name, const aclTensor *t, uint64_t ran
   if (t->view_rank != rank)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s has %llu dims, must have %llu",
                      name, (unsigned long long)t->view_rank, (unsigned long long)rank);
-  if (!acl__format_is_nd(t->format))
+  return ACLNN_SUCCESS;
+}
+
+/* CANN's op_api takes ND alone (not the other ND-like layout tags). */
+static aclnnStatus check_format(const char *name, const aclTensor *t) {
+  if (t->format != ACL_FORMAT_ND)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s: format %d is not ND", name,
                      (int)t->format);
   return ACLNN_SUCCESS;
@@ -60,27 +65,30 @@ aclnnStatus aclnnApplyTopKTopPGetWorkspaceSize(const aclTensor *logits,
   if (k && k->dtype != ACL_INT32)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "k dtype %d is not INT32",
                      (int)k->dtype);
-  /* 3. ranks, formats, shapes */
+  /* 3. ranks and shapes, then formats, in CANN's op_api order */
   aclnnStatus st = check_rank("logits", logits, 2);
-  if (!st) st = check_rank("out", out, 2);
-  if (!st && p) st = check_rank("p", p, 1);
-  if (!st && k) st = check_rank("k", k, 1);
   if (st) return st;
   int64_t b = logits->view_dims[0], v = logits->view_dims[1];
-  if (out->view_dims[0] != b || out->view_dims[1] != v)
+  if (out->view_rank != 2 || out->view_dims[0] != b || out->view_dims[1] != v)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
-                     "out shape [%lld, %lld] differs from logits "
+                     "out shape (%llu dims, [%lld, %lld]) differs from logits "
                      "shape [%lld, %lld]",
-                     (long long)out->view_dims[0], (long long)out->view_dims[1],
+                     (unsigned long long)out->view_rank,
+                     (long long)(out->view_rank > 0 ? out->view_dims[0] : -1),
+                     (long long)(out->view_rank > 1 ? out->view_dims[1] : -1),
                      (long long)b, (long long)v);
+  if (p && (st = check_rank("p", p, 1))) return st;
+  if (k && (st = check_rank("k", k, 1))) return st;
   if (p && p->view_dims[0] != b)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "p shape [%lld] must be [%lld]",
                      (long long)p->view_dims[0], (long long)b);
   if (k && k->view_dims[0] != b)
     return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "k shape [%lld] must be [%lld]",
                      (long long)k->view_dims[0], (long long)b);
-  /* 4. strides, offsets, data and allocation bounds; then the native phase 1 */
   const aclTensor *tensors[4] = {logits, p, k, out};
+  for (int i = 0; i < 4; i++)
+    if (tensors[i] && (st = check_format(names[i], tensors[i]))) return st;
+  /* 4. strides, offsets, data and allocation bounds; then the native phase 1 */
   return acl__executor_create(&tkp_op, tensors, NULL, 0, workspaceSize, executor);
 }
 
