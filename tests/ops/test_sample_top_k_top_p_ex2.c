@@ -255,8 +255,8 @@ static void check_case(const tcase *c) {
     }
     compared++;
     TU_CHECK(o.ids[b] == want,
-             "dt %d V %lld row %lld k %lld p %g min_p %g: %lld, reference %lld", (int)c->dt,
-             (long long)V, (long long)b, (long long)c->k[b], (double)c->p[b],
+             "dt %d V %lld row %lld k %lld p %g min_p %g: %lld, reference %lld",
+             (int)c->dt, (long long)V, (long long)b, (long long)c->k[b], (double)c->p[b],
              (double)c->mp[b], (long long)o.ids[b], (long long)want);
     memset(kept, 0, (size_t)V);
     int64_t bad_i = 0, bad_v = 0, bad_f = 0, touched = 0;
@@ -277,11 +277,12 @@ static void check_case(const tcase *c) {
       float e = kept[i] ? (float)x[i] : c->op.o.fill;
       if (memcmp(&o.filt[b * V + i], &e, 4) != 0) bad_f++;
     }
-    TU_CHECK(bad_i + bad_v + bad_f + touched == 0,
-             "dt %d V %lld row %lld (n %lld): kept_index %lld, kept_values %lld, filtered "
-             "%lld differ; %lld bytes past the list written",
-             (int)c->dt, (long long)V, (long long)b, (long long)n, (long long)bad_i,
-             (long long)bad_v, (long long)bad_f, (long long)touched);
+    TU_CHECK(
+        bad_i + bad_v + bad_f + touched == 0,
+        "dt %d V %lld row %lld (n %lld): kept_index %lld, kept_values %lld, filtered "
+        "%lld differ; %lld bytes past the list written",
+        (int)c->dt, (long long)V, (long long)b, (long long)n, (long long)bad_i,
+        (long long)bad_v, (long long)bad_f, (long long)touched);
   }
   /* the same bytes for other thread counts and every ISA of this CPU */
   size_t bv = (size_t)(B * V);
@@ -349,7 +350,8 @@ static void grid(void) {
           }
           for (int64_t i = 0; i < V; i++) {
             float v = c.x[b * V + i];
-            c.x[b * V + i] = rnd(c.dt, c.op.o.input_is_logits || m == 9 ? v : (float)(v / s));
+            c.x[b * V + i] =
+                rnd(c.dt, c.op.o.input_is_logits || m == 9 ? v : (float)(v / s));
             float e = (float)-log(1.0 - tu_rand_unit());
             c.q[b * V + i] = m == 1 && i % 3 == 0 ? -e : e;
           }
@@ -446,16 +448,16 @@ static void errors(void) {
   ROW("all given", LLMK_SUCCESS, &o, &tl, &tp, &tk, &tp, &tq, &ti, &tf, &tv, &tx);
   ROW("struct_size larger, zero tail", LLMK_SUCCESS, &big.o, &tl, &tp, &tk, NULL, NULL,
       &ti, NULL, NULL, NULL);
-  ROW("logits NULL", LLMK_ERROR_NULL_POINTER, &o, NULL, &tp, &tk, &tp, &tq, &ti, &tf, NULL,
-      NULL);
+  ROW("logits NULL", LLMK_ERROR_NULL_POINTER, &o, NULL, &tp, &tk, &tp, &tq, &ti, &tf,
+      NULL, NULL);
   ROW("options NULL", LLMK_ERROR_NULL_POINTER, NULL, &tl, &tp, &tk, &tp, &tq, &ti, &tf,
       NULL, NULL);
   ROW("struct_size too small", LLMK_ERROR_INVALID_ATTRIBUTE, &small, &tl, &tp, &tk, &tp,
       &tq, &ti, &tf, NULL, NULL);
   ROW("q i32", LLMK_ERROR_INVALID_DTYPE, &o, &tl, &tp, &tk, &tp, &t32, &ti, &tf, NULL,
       NULL);
-  ROW("min_p f16 beside f32 logits", LLMK_ERROR_INVALID_DTYPE, &o, &tl, &tp, &tk, &th, &tq,
-      &ti, &tf, NULL, NULL);
+  ROW("min_p f16 beside f32 logits", LLMK_ERROR_INVALID_DTYPE, &o, &tl, &tp, &tk, &th,
+      &tq, &ti, &tf, NULL, NULL);
   ROW("kept_values i32", LLMK_ERROR_INVALID_DTYPE, &o, &tl, &tp, &tk, &tp, &tq, &ti, &tf,
       &t32, NULL);
   ROW("kept_index f32", LLMK_ERROR_INVALID_DTYPE, &o, &tl, &tp, &tk, &tp, &tq, &ti, &tf,
@@ -466,8 +468,8 @@ static void errors(void) {
       &tf, &bad, NULL);
   ROW("min_p [3, 4]", LLMK_ERROR_INVALID_SHAPE, &o, &tl, &tp, &tk, &tq, &tq, &ti, &tf,
       NULL, NULL);
-  ROW("kept_values over q", LLMK_ERROR_OVERLAP, &o, &tl, &tp, &tk, &tp, &tq, &ti, &tf, &tq,
-      NULL);
+  ROW("kept_values over q", LLMK_ERROR_OVERLAP, &o, &tl, &tp, &tk, &tp, &tq, &ti, &tf,
+      &tq, NULL);
   ROW("kept_index over filtered", LLMK_ERROR_OVERLAP, &o, &tl, &tp, &tk, &tp, NULL, &ti,
       &tf, NULL, &tf32);
 #undef ROW
