@@ -87,8 +87,8 @@ static bool near(double a, double b) {
 }
 
 typedef struct gattrs {
-  bool il;     /* inputIsLogits */
-  int64_t ks;  /* the top-k bound: ksMax rounded up to 8, at most 1024 */
+  bool il;    /* inputIsLogits */
+  int64_t ks; /* the top-k bound: ksMax rounded up to 8, at most 1024 */
   double eps;
   bool has_minp;
 } gattrs;
@@ -302,8 +302,9 @@ static bool run_value_case(const vcase *c) {
       rows_compared++;
       if (!c->sr) {
         int64_t got = ((const int64_t *)t[IDX].dev)[b];
-        TU_CHECK(got == want, "%s: row %lld (k %d p %g min-p %g): index %lld, golden %lld",
-                 c->name, (long long)b, c->k[b], (double)from_dt(c->dt, hp, b),
+        TU_CHECK(got == want,
+                 "%s: row %lld (k %d p %g min-p %g): index %lld, golden %lld", c->name,
+                 (long long)b, c->k[b], (double)from_dt(c->dt, hp, b),
                  (double)from_dt(c->dt, hm, b), (long long)got, (long long)want);
       } else {
         const float *o = (const float *)t[LSM].dev + b * V;
@@ -359,8 +360,14 @@ static double uni(double lo, double hi) {
 }
 
 static vcase alloc_case(const char *name, aclDataType dt, int64_t B, int64_t V) {
-  vcase c = {.name = name, .dt = dt, .B = B, .V = V, .eps = 1e-8, .guess = 32,
-             .ks_max = 1024, .il = true};
+  vcase c = {.name = name,
+             .dt = dt,
+             .B = B,
+             .V = V,
+             .eps = 1e-8,
+             .guess = 32,
+             .ks_max = 1024,
+             .il = true};
   c.logits = malloc((size_t)(B * V) * sizeof(float));
   c.q = malloc((size_t)(B * V) * sizeof(float));
   c.k = malloc((size_t)B * sizeof(int32_t));
@@ -447,8 +454,8 @@ static bool run_error_case(const ecase *e) {
   aclTensor *alias = NULL;
   if (e->sel_over_logits) { /* logitsSortMasked on logits' first bytes */
     int64_t dims[2] = {e->d0[LSM], e->d1[LSM]};
-    alias = aclCreateTensor(dims, 2, e->dt[LSM], NULL, 0, ACL_FORMAT_ND, dims, 2,
-                            t[LG].dev);
+    alias =
+        aclCreateTensor(dims, 2, e->dt[LSM], NULL, 0, ACL_FORMAT_ND, dims, 2, t[LG].dev);
   }
   uint64_t ws = 7;
   aclOpExecutor *ex = NULL;
@@ -497,7 +504,8 @@ static void doc_error_table(void) {
   ecase e;
   const int nulls[3] = {LG, TK, TP};
   const char *nn[3] = {"logits NULL", "topK NULL", "topP NULL"};
-  for (int i = 0; i < 3; i++) CASE(&tb, false, nn[i], ACLNN_ERR_PARAM_NULLPTR, e.null[nulls[i]] = true);
+  for (int i = 0; i < 3; i++)
+    CASE(&tb, false, nn[i], ACLNN_ERR_PARAM_NULLPTR, e.null[nulls[i]] = true);
   /* 161002: dtypes outside the supported lists */
   CASE(&tb, false, "logits INT32", ACLNN_ERR_PARAM_INVALID, e.dt[LG] = ACL_INT32);
   CASE(&tb, false, "logits DOUBLE", ACLNN_ERR_PARAM_INVALID,
@@ -514,8 +522,8 @@ static void doc_error_table(void) {
   CASE(&tb, true, "topK [9] (doc: 161002)", ACLNN_ERR_INNER_TILING_ERROR, e.d0[TK] = 9);
   CASE(&tb, true, "topP [7] (doc: 161002)", ACLNN_ERR_INNER_TILING_ERROR, e.d0[TP] = 7);
   CASE(&tb, true, "minPs [9] (doc: 161002)", ACLNN_ERR_INNER_TILING_ERROR, e.d0[MP] = 9);
-  CASE(&tb, true, "topK 2-D (doc: 161002)", ACLNN_ERR_INNER_TILING_ERROR,
-       e.rank[TK] = 2; e.d1[TK] = 1);
+  CASE(&tb, true, "topK 2-D (doc: 161002)", ACLNN_ERR_INNER_TILING_ERROR, e.rank[TK] = 2;
+       e.d1[TK] = 1);
   /* 161002: dtypes that disagree */
   CASE(&tb, false, "topP BFLOAT16 beside FLOAT16 logits", ACLNN_ERR_PARAM_INVALID,
        e.dt[TP] = ACL_BF16);
@@ -551,7 +559,8 @@ static void code_error_table(void) {
        e.dt[LSM] = ACL_BF16);
   CASE(&tb, false, "logits FRACTAL_NZ", ACLNN_ERR_PARAM_INVALID, e.nz_logits = true);
   CASE(&tb, false, "logitsSortMasked over logits", ACLNN_ERR_PARAM_INVALID,
-       e.sel_over_logits = true; e.sr = true; e.null[Q] = true);
+       e.sel_over_logits = true;
+       e.sr = true; e.null[Q] = true);
   CASE(&tb, false, "logits 1-D", ACLNN_ERR_INNER_TILING_ERROR, e.rank[LG] = 1);
   CASE(&tb, false, "logits 3-D", ACLNN_ERR_INNER_TILING_ERROR, e.rank[LG] = 3);
   CASE(&tb, false, "B = 0", ACLNN_ERR_INNER_TILING_ERROR,
@@ -561,20 +570,25 @@ static void code_error_table(void) {
   CASE(&tb, false, "V = 2^20 + 1", ACLNN_ERR_INNER_TILING_ERROR,
        for (int i = 0; i < NT; i++) e.d0[i] = 1;
        e.d1[LG] = e.d1[Q] = e.d1[SEL] = e.d1[LIDX] = e.d1[LSM] = (1 << 20) + 1);
-  CASE(&tb, false, "q with isNeedSampleResult", ACLNN_ERR_INNER_TILING_ERROR, e.sr = true);
+  CASE(&tb, false, "q with isNeedSampleResult", ACLNN_ERR_INNER_TILING_ERROR,
+       e.sr = true);
   CASE(&tb, false, "isNeedSampleResult without q", ACLNN_SUCCESS, e.sr = true;
        e.null[Q] = true);
   CASE(&tb, false, "logitsTopKPSelect [8, 63] with isNeedLogits",
-       ACLNN_ERR_INNER_TILING_ERROR, e.need_logits = true; e.d1[SEL] = 63);
+       ACLNN_ERR_INNER_TILING_ERROR, e.need_logits = true;
+       e.d1[SEL] = 63);
   CASE(&tb, false, "logitsTopKPSelect [8, 63] without isNeedLogits (not written)",
        ACLNN_SUCCESS, e.d1[SEL] = 63);
   CASE(&tb, false, "logitsSelectIdx [9]", ACLNN_ERR_INNER_TILING_ERROR, e.d0[IDX] = 9);
   CASE(&tb, false, "logitsSelectIdx [9] with isNeedSampleResult (not written)",
-       ACLNN_SUCCESS, e.d0[IDX] = 9; e.sr = true; e.null[Q] = true);
+       ACLNN_SUCCESS, e.d0[IDX] = 9;
+       e.sr = true; e.null[Q] = true);
   CASE(&tb, false, "logitsIdx [8, 65] with isNeedSampleResult",
-       ACLNN_ERR_INNER_TILING_ERROR, e.d1[LIDX] = 65; e.sr = true; e.null[Q] = true);
+       ACLNN_ERR_INNER_TILING_ERROR, e.d1[LIDX] = 65;
+       e.sr = true; e.null[Q] = true);
   CASE(&tb, false, "logitsSortMasked [8] with isNeedSampleResult",
-       ACLNN_ERR_INNER_TILING_ERROR, e.rank[LSM] = 1; e.sr = true; e.null[Q] = true);
+       ACLNN_ERR_INNER_TILING_ERROR, e.rank[LSM] = 1;
+       e.sr = true; e.null[Q] = true);
   CASE(&tb, false, "logitsIdx and logitsSortMasked [1, 1] without isNeedSampleResult",
        ACLNN_SUCCESS, e.d0[LIDX] = e.d1[LIDX] = e.d0[LSM] = e.d1[LSM] = 1);
   print_table(&tb);
@@ -620,7 +634,8 @@ static void ut_tiling(void) {
 /* The kernel UT: gen_data.py's arguments (batch, V, logits range, topK range, topP
  * range, dtype, inputIsLogits, q, minPs) and the tiling data's attributes of each case.
  * The dtype is the tiling key's (the UT's isNeedLogits case generates FLOAT data under
- * the FLOAT16 key: replayed as FLOAT16). q and minPs are passed where the UT fills them. */
+ * the FLOAT16 key: replayed as FLOAT16). q and minPs are passed where the UT fills them.
+ */
 typedef struct kut {
   const char *name;
   double lo, hi;
@@ -634,10 +649,12 @@ typedef struct kut {
 static void gen_kut(const kut *u, vcase *c) {
   int64_t B = c->B, V = c->V;
   for (int64_t b = 0; b < B; b++) {
-    for (int64_t i = 0; i < V; i++) c->logits[b * V + i] = rnd(c->dt, (float)uni(u->lo, u->hi));
+    for (int64_t i = 0; i < V; i++)
+      c->logits[b * V + i] = rnd(c->dt, (float)uni(u->lo, u->hi));
     if (!u->il) { /* probabilities: the softmax of the rounded row, rounded again */
       double m = c->logits[b * V], s = 0.0;
-      for (int64_t i = 1; i < V; i++) m = c->logits[b * V + i] > m ? c->logits[b * V + i] : m;
+      for (int64_t i = 1; i < V; i++)
+        m = c->logits[b * V + i] > m ? c->logits[b * V + i] : m;
       for (int64_t i = 0; i < V; i++) s += exp(c->logits[b * V + i] - m);
       for (int64_t i = 0; i < V; i++)
         c->logits[b * V + i] = rnd(c->dt, (float)(exp(c->logits[b * V + i] - m) / s));
@@ -746,9 +763,10 @@ static void st_cases(void) {
     free_case(&c);
   }
   print_table(&tb);
-  printf("  ST: %d cases with q and isNeedSampleResult refused by the tiling (561002) and "
-         "replayed without q; %d cases cut to at most %lld elements\n",
-         refused, cut, (long long)cap);
+  printf(
+      "  ST: %d cases with q and isNeedSampleResult refused by the tiling (561002) and "
+      "replayed without q; %d cases cut to at most %lld elements\n",
+      refused, cut, (long long)cap);
 }
 
 /* ------------------------------------------------------------------ own value cases */
@@ -757,7 +775,8 @@ static void st_cases(void) {
 static void value_grid(void) {
   table tb = {.name = "own value cases"};
   static const int32_t ks[] = {-3, 0, 1, 2, 7, 1024, 1025, 40, -1, 3, 9, 15};
-  static const float ps[] = {0.0f, 0.25f, 0.6f, 0.95f, 1.0f, 1.5f, -0.2f, NAN, 0.4f, 0.8f};
+  static const float ps[] = {0.0f, 0.25f, 0.6f, 0.95f, 1.0f,
+                             1.5f, -0.2f, NAN,  0.4f,  0.8f};
   static const float mps[] = {0.0f, -0.3f, 0.05f, 0.2f, 0.7f, 1.0f, 3.0f, NAN, 0.1f};
   const int64_t Vs[] = {1, 5, 64, 1500};
   const aclDataType dts[3] = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT};
@@ -857,8 +876,8 @@ int main(void) {
   st_cases();
   value_grid();
   lifecycle();
-  printf("value rows compared %ld, within %g of a flip (not compared) %ld\n", rows_compared,
-         TOL, rows_ambiguous);
+  printf("value rows compared %ld, within %g of a flip (not compared) %ld\n",
+         rows_compared, TOL, rows_ambiguous);
   TU_CHECK(rows_ambiguous * 50 <= rows_compared, "too many undecided rows: %ld",
            rows_ambiguous);
   return acl_test_end(&T, "test_aclnn_top_k_top_p_sample_v2");

@@ -18,8 +18,8 @@
  *   isNeedSampleResult false: logitsSelectIdx[b] = L[j*], j* the first j maximizing
  *     vals_j / (|q[b][j]| + eps) (q's column: the position in L), or without q the first
  *     maximum of vals; logitsIdx and logitsSortMasked are not written.
- *   isNeedSampleResult true (q must be NULL): logitsSortMasked[b][j] = vals_j for j < |L|,
- *     0 after; logitsIdx[b][j] = L[j] for j < |L| (the rest not written);
+ *   isNeedSampleResult true (q must be NULL): logitsSortMasked[b][j] = vals_j for j <
+ * |L|, 0 after; logitsIdx[b][j] = L[j] for j < |L| (the rest not written);
  *     logitsSelectIdx is not written.
  *   isNeedLogits: logitsTopKPSelect[b][i] = x[i] for i in L, -inf elsewhere (0 when
  *     inputIsLogits is false); otherwise logitsTopKPSelect is not written.
@@ -61,8 +61,8 @@ ACLNN_API aclnnStatus aclnnTopKTopPSampleV2GetWorkspaceSize(
     const aclTensor *q, const aclTensor *minPs, double eps, bool isNeedLogits,
     int64_t topKGuess, int64_t ksMax, bool inputIsLogits, bool isNeedSampleResult,
     const aclTensor *logitsSelectIdx, const aclTensor *logitsTopKPSelect,
-    const aclTensor *logitsIdx, const aclTensor *logitsSortMasked, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
+    const aclTensor *logitsIdx, const aclTensor *logitsSortMasked,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 
 ACLNN_API aclnnStatus aclnnTopKTopPSampleV2(void *workspace, uint64_t workspaceSize,
                                             aclOpExecutor *executor, aclrtStream stream);

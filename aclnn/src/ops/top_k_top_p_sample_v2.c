@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* aclnnTopKTopPSampleV2 over llmk_sample_top_k_top_p_ex2, with CANN's checks in its order:
- * NULLs (161001); dtypes and formats, as its generated op_api takes them from the op
- * definition (161002); the shapes and the q / isNeedSampleResult rule of its tiling
+/* aclnnTopKTopPSampleV2 over llmk_sample_top_k_top_p_ex2, with CANN's checks in its
+ * order: NULLs (161001); dtypes and formats, as its generated op_api takes them from the
+ * op definition (161002); the shapes and the q / isNeedSampleResult rule of its tiling
  * (561002), each output's shape only when the attributes say it is written; then the
  * native op's stride, bounds and overlap checks (161002). */
 #include <math.h>
@@ -12,10 +12,14 @@
 enum { LG, TK, TP, Q, MP, IDX, SEL, LIDX, LSM, NT };
 
 static const char OP[] = "aclnnTopKTopPSampleV2";
-static const char *const NAMES[NT] = {"logits",          "topK",
-                                      "topP",            "q",
-                                      "minPs",           "logitsSelectIdx",
-                                      "logitsTopKPSelect", "logitsIdx",
+static const char *const NAMES[NT] = {"logits",
+                                      "topK",
+                                      "topP",
+                                      "q",
+                                      "minPs",
+                                      "logitsSelectIdx",
+                                      "logitsTopKPSelect",
+                                      "logitsIdx",
                                       "logitsSortMasked"};
 
 enum { TKPS2_K_MAX = 1024, TKPS2_V_MAX = 1 << 20 };
@@ -70,16 +74,22 @@ aclnnStatus aclnnTopKTopPSampleV2GetWorkspaceSize(
     const aclTensor *q, const aclTensor *minPs, double eps, bool isNeedLogits,
     int64_t topKGuess, int64_t ksMax, bool inputIsLogits, bool isNeedSampleResult,
     const aclTensor *logitsSelectIdx, const aclTensor *logitsTopKPSelect,
-    const aclTensor *logitsIdx, const aclTensor *logitsSortMasked, uint64_t *workspaceSize,
-    aclOpExecutor **executor) {
+    const aclTensor *logitsIdx, const aclTensor *logitsSortMasked,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
   (void)topKGuess; /* a search bound of CANN's kernel: results do not depend on it */
   if (!workspaceSize || !executor)
     return acl__fail(ACLNN_ERR_PARAM_NULLPTR, OP, "workspaceSize or executor is NULL");
   *workspaceSize = 0;
   *executor = NULL;
-  const aclTensor *t[NT] = {logits,          topK,              topP,
-                            q,               minPs,             logitsSelectIdx,
-                            logitsTopKPSelect, logitsIdx,       logitsSortMasked};
+  const aclTensor *t[NT] = {logits,
+                            topK,
+                            topP,
+                            q,
+                            minPs,
+                            logitsSelectIdx,
+                            logitsTopKPSelect,
+                            logitsIdx,
+                            logitsSortMasked};
   /* 1. NULLs (161001): all but q and minPs */
   for (int i = 0; i < NT; i++)
     if (!t[i] && i != Q && i != MP)
@@ -96,14 +106,15 @@ aclnnStatus aclnnTopKTopPSampleV2GetWorkspaceSize(
                      "logits dtype %d is not FLOAT16, BFLOAT16 or FLOAT", (int)dt);
   for (int i = TP; i <= MP; i += MP - TP)
     if (t[i] && t[i]->dtype != dt)
-      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP, "%s dtype %d differs from logits dtype %d",
-                       NAMES[i], (int)t[i]->dtype, (int)dt);
+      return acl__fail(ACLNN_ERR_PARAM_INVALID, OP,
+                       "%s dtype %d differs from logits dtype %d", NAMES[i],
+                       (int)t[i]->dtype, (int)dt);
   const struct {
     int i;
     aclDataType dt;
     const char *name;
-  } fixed[6] = {{TK, ACL_INT32, "INT32"},  {Q, ACL_FLOAT, "FLOAT"},
-                {IDX, ACL_INT64, "INT64"}, {SEL, ACL_FLOAT, "FLOAT"},
+  } fixed[6] = {{TK, ACL_INT32, "INT32"},   {Q, ACL_FLOAT, "FLOAT"},
+                {IDX, ACL_INT64, "INT64"},  {SEL, ACL_FLOAT, "FLOAT"},
                 {LIDX, ACL_INT64, "INT64"}, {LSM, ACL_FLOAT, "FLOAT"}};
   for (int k = 0; k < 6; k++) {
     const aclTensor *x = t[fixed[k].i];
@@ -118,7 +129,8 @@ aclnnStatus aclnnTopKTopPSampleV2GetWorkspaceSize(
   /* 3. the tiling (561002): input shapes, q against isNeedSampleResult, then the shapes
    * of the outputs the attributes say are written */
   if (logits->view_rank != 2)
-    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP, "logits has %llu dims, must have 2",
+    return acl__fail(ACLNN_ERR_INNER_TILING_ERROR, OP,
+                     "logits has %llu dims, must have 2",
                      (unsigned long long)logits->view_rank);
   int64_t B = logits->view_dims[0], V = logits->view_dims[1];
   if (B <= 0 || V <= 0 || V > TKPS2_V_MAX)
