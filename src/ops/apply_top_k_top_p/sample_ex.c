@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sample_top_k_top_p_ex: one token per row from a caller-given noise tensor, with the
- * rules of CANN's fused filter-and-sample (include/llmk/top_k_top_p.h). A row is done by
+/* sample_top_k_top_p_ex (and _ex2): one token per row from a caller-given noise tensor,
+ * with the rules of CANN's fused filter-and-sample, V1 and V2 (include/llmk/top_k_top_p.h).
+ * Both rules share the ranking, the top-k heap and the softmax below. A row is done by
  * one worker, in a fixed order of operations, so results do not depend on the threads.
  *
  * Order: entries are ranked by packed 64-bit words, key << 32 | (UINT32_MAX - index),
