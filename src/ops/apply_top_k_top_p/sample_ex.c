@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sample_top_k_top_p_ex (and _ex2): one token per row from a caller-given noise tensor,
- * with the rules of CANN's fused filter-and-sample, V1 and V2 (include/llmk/top_k_top_p.h).
- * Both rules share the ranking, the top-k heap and the softmax below. A row is done by
- * one worker, in a fixed order of operations, so results do not depend on the threads.
+ * with the rules of CANN's fused filter-and-sample, V1 and V2
+ * (include/llmk/top_k_top_p.h). Both rules share the ranking, the top-k heap and the
+ * softmax below. A row is done by one worker, in a fixed order of operations, so results
+ * do not depend on the threads.
  *
  * Order: entries are ranked by packed 64-bit words, key << 32 | (UINT32_MAX - index),
  * where key is the order-preserving key of the value (-0 == +0, NaN above +inf): a larger
