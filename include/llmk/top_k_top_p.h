@@ -51,6 +51,8 @@
 #ifndef LLMK_TOP_K_TOP_P_H
 #define LLMK_TOP_K_TOP_P_H
 
+#include <math.h>
+
 #include "llmk/types.h"
 
 #ifdef __cplusplus
@@ -161,6 +163,64 @@ LLMK_API llmk_status llmk_sample_top_k_top_p_ex_get_workspace_size(
     const llmk_tensor *k /* optional */, const llmk_tensor *q /* optional */,
     const llmk_sample_ex_options *options, const llmk_tensor *token_ids,
     const llmk_tensor *filtered /* optional */, size_t *workspace_size, llmk_plan **plan);
+
+/*
+ * The same sampler in the rules of CANN's aclnnTopKTopPSampleV2 (ops-nn), with min-p, a
+ * switch for inputs that are already probabilities, and the kept list as outputs. Per
+ * row r of x = logits[r] (as f32), "sorted" meaning value descending, equal values by
+ * ascending index, and v(.) = softmax when options->input_is_logits, else the values
+ * themselves:
+ *
+ *   p[r] <= 0:        L = the largest entry; vals = v(that value) (1 for softmax).
+ *   else top-k (1 <= k[r] <= min(V, options->k_max)): L = the k[r] largest, sorted;
+ *     vals = v over those k; if 0 < p[r] < 1, L is cut after the first entry at which
+ *     the running f32 sum of vals (from the top) reaches p[r] (sum >= p).
+ *   else 0 < p[r] < 1: L = the row sorted; vals = v over the whole row; the same cut.
+ *   else (p[r] >= 1, NaN or absent): L = the row in index order; vals = v over the row.
+ *   min-p, when 0 < min_p[r]: min_p[r] >= 1 keeps the first maximum of vals only; else
+ *     the entries with vals >= min_p[r] * max(vals) stay, in L's order (none: L as is).
+ *   token_ids[r] = L[j*], j* the first j maximizing vals_j / (|q[r][j]| + (float)eps)
+ *     (q's column is the position in L); without q the first maximum of vals.
+ *   filtered[r][i] = x[i] for i in L, options->fill elsewhere.
+ *   kept_values[r][j] = vals_j for j < n = |L|, 0 after; kept_index[r][j] = L[j] for
+ *     j < n, entries from n on not written.
+ *
+ * Arithmetic as in llmk_sample_top_k_top_p_ex (f32 exp, double normalizing sums in a
+ * fixed order, a row whose sum is 0 or not finite has vals = 0); so results are the same
+ * for any thread count and ISA.
+ *
+ *   logits [B, V] f32/f16/bf16; p [B], min_p [B] logits' dtype or f32 (optional);
+ *   k [B] i32/i64 (optional: no top-k); q [B, V] f32 (optional); token_ids [B]
+ *   i32/i64, filtered [B, V] f32, kept_values [B, V] f32, kept_index [B, V] i32/i64
+ *   (outputs, each optional; no output may overlap another tensor).
+ * options: struct_size must be at least LLMK_SAMPLE_EX2_OPTIONS_V1_SIZE; a larger struct
+ * (a newer header) is accepted when its bytes past the fields known here are 0, else
+ * LLMK_ERROR_INVALID_ATTRIBUTE. LLMK_SAMPLE_EX2_OPTIONS_INIT gives CANN's defaults.
+ * No value is refused (CANN's kernel takes any k, p, min_p). Phase 1 statuses as for the
+ * other entries. Runs with llmk_apply_top_k_top_p().
+ */
+typedef struct llmk_sample_ex2_options {
+  size_t struct_size;  /* sizeof(llmk_sample_ex2_options) where the caller compiled */
+  double eps;          /* added to |q| (as f32) */
+  int64_t k_max;       /* top-k runs for 1 <= k <= min(V, k_max); k_max <= 0: never */
+  int input_is_logits; /* vals are softmax probabilities (1) or the values (0) */
+  float fill;          /* `filtered` outside the kept entries */
+} llmk_sample_ex2_options;
+
+#define LLMK_SAMPLE_EX2_OPTIONS_V1_SIZE \
+  (offsetof(llmk_sample_ex2_options, fill) + sizeof(float))
+#define LLMK_SAMPLE_EX2_OPTIONS_INIT \
+  { sizeof(llmk_sample_ex2_options), 1e-8, 1024, 1, -INFINITY }
+
+LLMK_API llmk_status llmk_sample_top_k_top_p_ex2_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p /* optional */,
+    const llmk_tensor *k /* optional */, const llmk_tensor *min_p /* optional */,
+    const llmk_tensor *q /* optional */, const llmk_sample_ex2_options *options,
+    const llmk_tensor *token_ids /* optional */,
+    const llmk_tensor *filtered /* optional */,
+    const llmk_tensor *kept_values /* optional */,
+    const llmk_tensor *kept_index /* optional */, size_t *workspace_size,
+    llmk_plan **plan);
 
 #ifdef __cplusplus
 }

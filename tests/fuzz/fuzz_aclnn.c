@@ -17,6 +17,7 @@
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d.h"
 #include "aclnnop/aclnn_inplace_fused_causal_conv1d_v2.h"
 #include "aclnnop/aclnn_scatter_pa_kv_cache.h"
+#include "aclnnop/aclnn_top_k_top_p_sample_v2.h"
 #include "fuzz_common.h"
 
 #define NT_ 12
@@ -119,6 +120,11 @@ static int plan(void *arg, size_t *ws, void **p) {
           a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
           c->i[0], c->i[1], c->i[2], c->i[3], c->i[4], c->i[5], c->i[6], c->i[7], &w, ex);
       break;
+    case 6:
+      st = aclnnTopKTopPSampleV2GetWorkspaceSize(
+          a[0], a[1], a[2], a[3], a[4], 1e-8, c->i[0] & 1, c->i[1], c->i[2],
+          (c->i[0] & 2) != 0, (c->i[0] & 4) != 0, a[5], a[6], a[7], a[8], &w, ex);
+      break;
     default:
       st = aclnnScatterPaKvCacheGetWorkspaceSize(a[0], a[1], a[2], a[3], a[4], NULL, NULL,
                                                  NULL, c->cache_mode, c->scatter_mode,
@@ -147,6 +153,8 @@ static int exec(void *arg, void *ws, size_t n, void *p, int which) {
       return aclnnInplaceFusedCausalConv1d(ws, n, ex, s);
     case 4:
       return aclnnInplaceFusedCausalConv1dV2(ws, n, ex, s);
+    case 6:
+      return aclnnTopKTopPSampleV2(ws, n, ex, s);
     default:
       return aclnnScatterPaKvCache(ws, n, ex, s);
   }
@@ -269,6 +277,34 @@ static void decode(fz_reader *r, call *c, bool *present) {
       c->i[7] = fz_int(r);                   /* maxDraftTokens */
       break;
     }
+    case 6: { /* logits topK topP q minPs; selectIdx topKPSelect logitsIdx sortMasked */
+      static const llmk_dtype f32[] = {LLMK_F32, LLMK_F16};
+      int64_t B = fz_int(r), V = fz_int(r);
+      s[0] = B, s[1] = V;
+      fz_tensor_new(r, &t[0], half_dt, 3, 2, s);
+      llmk_dtype d = t[0].t.dtype;
+      fz_tensor_new(r, &t[1], i32_dt, 2, 1, s);
+      fz_fill_index(r, &t[1], V + 2);
+      fz_tensor_new(r, &t[2], &d, 1, 1, s);
+      for (int64_t i = 0; i < B && i < 4096; i++)
+        fz_set_float(&t[2], i, (float)fz_u8(r) / 200.0f);
+      present[3] = fz_u8(r) % 3 != 0;
+      present[4] = fz_u8(r) % 3 != 0;
+      if (present[3]) fz_tensor_new(r, &t[3], f32, 2, 2, s);
+      if (present[4]) fz_tensor_new(r, &t[4], &d, 1, 1, s);
+      for (int64_t i = 0; present[4] && i < B && i < 4096; i++)
+        fz_set_float(&t[4], i, (float)fz_u8(r) / 200.0f);
+      fz_tensor_new(r, &t[5], i64_dt, 2, 1, s);
+      fz_tensor_new(r, &t[6], f32, 2, 2, s);
+      fz_tensor_new(r, &t[7], i64_dt, 2, 2, s);
+      fz_tensor_new(r, &t[8], f32, 2, 2, s);
+      present[0] = present[1] = present[2] = true;
+      for (int k = 5; k < 9; k++) present[k] = true;
+      c->i[0] = fz_u8(r);  /* isNeedLogits, inputIsLogits, sampleResult */
+      c->i[1] = fz_int(r); /* topKGuess */
+      c->i[2] = fz_bool(r) ? 1024 : fz_int(r); /* ksMax */
+      break;
+    }
     default: { /* key keyCache slotMapping value valueCache */
       static char *cm[] = {NULL, "Norm", "NHSD", "PA_NZ", "norm"};
       static char *sm[] = {NULL, "None", "Nct", "Rope", "NHSD"};
@@ -327,7 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static call c;
   memset(&c, 0, sizeof c);
   fz_begin();
-  c.entry = fz_u8(&r) % 6;
+  c.entry = fz_u8(&r) % 7;
   bool present[NT_] = {false};
   decode(&r, &c, present);
   for (int i = 0; i < NT_; i++) c.a[i] = to_acl(&r, &c.t[i], present[i]);

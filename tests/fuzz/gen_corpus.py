@@ -136,6 +136,11 @@ put('fuzz_aclnn', 'valid_advance_step', B(1) + I(4) + I(3) + I(4) + I(2) + Ts() 
     Ts() + Ts() + Ts() + Ts() + Ts() + B(9, 8, 7) + B(1, 5, 7, 0) + B(0) * 6 + B(0, 2))
 put('fuzz_aclnn', 'valid_conv', B(3, 0) + I(2) + I(64) + I(2) + I(4) + Ts(d=0) + B(3, 2) + Ts() + Ts() +
     Ts() + B(1) + Ts() + B(0, 1) + B(0, 1, 0) + I(8) + B(0, 1, 0) + I(0) + B(0) * 5 + B(0, 3))
+# entry 6 (aclnnTopKTopPSampleV2): logits [2, 8] f16, topK, topP, q and minPs given,
+# the four outputs; inputIsLogits; ksMax 1024.
+put('fuzz_aclnn', 'valid_topk_sample_v2', B(6) + I(2) + I(8) + Ts(fill=3) + Ts() + B(3, 9) +
+    Ts() + B(100, 200) + B(1, 1) + Ts() + Ts() + B(20, 40) + Ts() * 4 + B(2) + I(32) +
+    B(1) + B(0) * 9 + B(1, 2))
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus')
 for target, files in corpus.items():

@@ -295,6 +295,114 @@ llmk_status llmk_sample_top_k_top_p_ex_get_workspace_size(
   return LLMK_SUCCESS;
 }
 
+/* The options as this build knows them: a shorter struct is refused, a longer one (a
+ * newer header) accepted only when the fields this build does not know are all 0. */
+static llmk_status read_ex2_options(const char *op, const llmk_sample_ex2_options *o,
+                                    llmk_sample_ex2_options *out) {
+  if (o->struct_size < LLMK_SAMPLE_EX2_OPTIONS_V1_SIZE)
+    return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                       "options->struct_size=%zu is below %zu (the first version's size)",
+                       o->struct_size, (size_t)LLMK_SAMPLE_EX2_OPTIONS_V1_SIZE);
+  const unsigned char *b = (const unsigned char *)o;
+  for (size_t i = sizeof *out; i < o->struct_size; i++)
+    if (b[i])
+      return llmk__error(LLMK_ERROR_INVALID_ATTRIBUTE, op,
+                         "options->struct_size=%zu: byte %zu is set, a field this "
+                         "build (%zu bytes) does not know",
+                         o->struct_size, i, sizeof *out);
+  memset(out, 0, sizeof *out);
+  memcpy(out, o, o->struct_size < sizeof *out ? o->struct_size : sizeof *out);
+  return LLMK_SUCCESS;
+}
+
+llmk_status llmk_sample_top_k_top_p_ex2_get_workspace_size(
+    const llmk_tensor *logits, const llmk_tensor *p, const llmk_tensor *k,
+    const llmk_tensor *min_p, const llmk_tensor *q,
+    const llmk_sample_ex2_options *options, const llmk_tensor *token_ids,
+    const llmk_tensor *filtered, const llmk_tensor *kept_values,
+    const llmk_tensor *kept_index, size_t *workspace_size, llmk_plan **plan) {
+  const char *op = "sample_top_k_top_p_ex2";
+  LLMK__TRY(llmk__phase1_begin(op, workspace_size, plan));
+  if (!logits) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "logits is NULL");
+  if (!options) return llmk__error(LLMK_ERROR_NULL_POINTER, op, "options is NULL");
+  llmk_sample_ex2_options o;
+  LLMK__TRY(read_ex2_options(op, options, &o));
+  LLMK__TRY(llmk__check_dtype(op, "logits", logits, LLMK__FLOATS));
+  llmk_dtype dt = logits->dtype;
+  const uint32_t pdt = LLMK__DT(dt) | LLMK__DT(LLMK_F32);
+  if (p) LLMK__TRY(llmk__check_dtype(op, "p", p, pdt));
+  if (k) LLMK__TRY(llmk__check_dtype(op, "k", k, LLMK__INTS));
+  if (min_p) LLMK__TRY(llmk__check_dtype(op, "min_p", min_p, pdt));
+  if (q) LLMK__TRY(llmk__check_dtype(op, "q", q, LLMK__DT(LLMK_F32)));
+  if (token_ids) LLMK__TRY(llmk__check_dtype(op, "token_ids", token_ids, LLMK__INTS));
+  if (filtered)
+    LLMK__TRY(llmk__check_dtype(op, "filtered", filtered, LLMK__DT(LLMK_F32)));
+  if (kept_values)
+    LLMK__TRY(llmk__check_dtype(op, "kept_values", kept_values, LLMK__DT(LLMK_F32)));
+  if (kept_index) LLMK__TRY(llmk__check_dtype(op, "kept_index", kept_index, LLMK__INTS));
+  LLMK__TRY(llmk__check_rank(op, "logits", logits, 2));
+  int64_t B = logits->shape[0], V = logits->shape[1];
+  const arg vecs[] = {{p, "p"}, {k, "k"}, {min_p, "min_p"}, {token_ids, "token_ids"}};
+  for (size_t i = 0; i < 4; i++)
+    if (vecs[i].t) LLMK__TRY(check_vec(op, vecs[i], B, 1u << vecs[i].t->dtype));
+  const arg mats[] = {{q, "q"},
+                      {filtered, "filtered"},
+                      {kept_values, "kept_values"},
+                      {kept_index, "kept_index"}};
+  for (size_t i = 0; i < 4; i++)
+    if (mats[i].t) LLMK__TRY(check_mat(op, mats[i], B, V, 1u << mats[i].t->dtype));
+  const arg all[] = {{logits, "logits"},
+                     {p, "p"},
+                     {k, "k"},
+                     {min_p, "min_p"},
+                     {q, "q"},
+                     {token_ids, "token_ids"},
+                     {filtered, "filtered"},
+                     {kept_values, "kept_values"},
+                     {kept_index, "kept_index"}};
+  enum { N_ALL = sizeof all / sizeof all[0], FIRST_OUT = 5 };
+  llmk__tref refs[N_ALL];
+  for (int i = 0; i < N_ALL; i++) {
+    if (all[i].t) LLMK__TRY(llmk__check_tensor(op, all[i].name, all[i].t));
+    refs[i] = (llmk__tref){all[i].t, all[i].name, i >= FIRST_OUT};
+  }
+  LLMK__TRY(llmk__check_overlaps(op, refs, N_ALL, NULL, 0));
+  int cpus = llmk__plan_tasks();
+  int64_t w = B < cpus ? B : cpus;
+  if ((uint64_t)V > (SIZE_MAX / 4 - (size_t)(1 << 20)) / 16 / (size_t)(w < 1 ? 1 : w))
+    return llmk__error(LLMK_ERROR_INVALID_SHAPE, op,
+                       "V=%" PRId64 " is too large: its workspace would overflow", V);
+  tkp_plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.op = op;
+  pl.mode = MODE_SAMPLE_EX;
+  pl.v2 = true;
+  pl.B = B;
+  pl.V = V;
+  pl.logits = llmk__view_of(logits);
+  pl.p = llmk__view_of(p);
+  pl.k = llmk__view_of(k);
+  pl.min_p = llmk__view_of(min_p);
+  pl.q = llmk__view_of(q);
+  pl.ids = llmk__view_of(token_ids);
+  pl.filtered = llmk__view_of(filtered);
+  pl.kvals = llmk__view_of(kept_values);
+  pl.kidx = llmk__view_of(kept_index);
+  pl.eps = (float)o.eps;
+  pl.fill = o.fill;
+  pl.k_max = o.k_max;
+  pl.input_is_logits = o.input_is_logits != 0;
+  pl.workers = (int)(w < 1 ? 1 : w);
+  pl.worker_bytes = llmk__tkp_sample_ex_bytes(V);
+  size_t ws = B == 0 || V == 0 ? 0 : 64 + (size_t)pl.workers * pl.worker_bytes;
+  llmk_plan *out_plan;
+  LLMK__TRY(llmk__plan_create(op, LLMK__OP_TOP_K_TOP_P, sizeof pl, ws, &out_plan));
+  *(tkp_plan *)llmk__plan_payload(out_plan) = pl;
+  *workspace_size = ws;
+  *plan = out_plan;
+  return LLMK_SUCCESS;
+}
+
 /* ------------------------------------------------------------------ phase 2 */
 
 static llmk_status check_values(const tkp_plan *pl, void *ws) {
@@ -358,7 +466,8 @@ static void worker_task(void *job_arg, int w, int nth) {
   if (pl->mode == MODE_SAMPLE_EX) {
     for (int64_t r = atomic_fetch_add(&j->next, 1); r < pl->B;
          r = atomic_fetch_add(&j->next, 1))
-      llmk__tkp_sample_ex_one(pl, j->ws + (size_t)w * pl->worker_bytes, r);
+      (pl->v2 ? llmk__tkp_sample_ex2_one : llmk__tkp_sample_ex_one)(
+          pl, j->ws + (size_t)w * pl->worker_bytes, r);
     return;
   }
   scratch s = scratch_at(j->ws + (size_t)w * pl->worker_bytes);

@@ -44,6 +44,9 @@ typedef struct tkp_plan {
   float eps, fill;
   int64_t k_max;
   bool q_by_rank, resoftmax;
+  /* ... with CANN V2's rules (sample_top_k_top_p_ex2): min_p, kept_values / kept_index */
+  bool v2, input_is_logits;
+  llmk__view kvals, kidx;
 } tkp_plan;
 
 /* ---------------------------------------------------------------- scratch */
@@ -285,6 +288,7 @@ void llmk__tkp_sample_one(const tkp_plan *pl, const team *tm, const scratch *s,
 
 /* sample_ex.c: one row of sample_top_k_top_p_ex, on a worker's `bytes` of scratch */
 void llmk__tkp_sample_ex_one(const tkp_plan *pl, void *scratch, int64_t r);
+void llmk__tkp_sample_ex2_one(const tkp_plan *pl, void *scratch, int64_t r);
 size_t llmk__tkp_sample_ex_bytes(int64_t V);
 
 /* with_sorted.c: one row of apply_top_k_top_p_with_sorted */
