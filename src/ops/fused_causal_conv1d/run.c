@@ -178,8 +178,13 @@ static llmk_status run(const void *payload, void *workspace, llmk_context *ctx) 
       if (p->bias && (p->bdt != LLMK_F32 || p->bs0 != 1)) {
         float *bb = (float *)(void *)(ws + p->off_b);
         size_t besz = llmk_dtype_size(p->bdt);
-        for (int64_t d = 0; d < p->dim; d++)
-          bb[d] = llmk__load_f32(p->bias + (size_t)(d * p->bs0) * besz, p->bdt);
+        if (p->bs0 == 1 && p->bdt == LLMK_F16)
+          p->cvt->f16_to_f32(bb, p->bias, (size_t)p->dim);
+        else if (p->bs0 == 1 && p->bdt == LLMK_BF16)
+          p->cvt->bf16_to_f32(bb, p->bias, (size_t)p->dim);
+        else
+          for (int64_t d = 0; d < p->dim; d++)
+            bb[d] = llmk__load_f32(p->bias + (size_t)(d * p->bs0) * besz, p->bdt);
         j.bias = bb;
       } else if (p->bias) {
         j.bias = (const float *)(const void *)p->bias;
