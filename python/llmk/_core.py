@@ -525,3 +525,37 @@ def run(phase1, args, runner, ctx):
         lib().llmk_plan_destroy(plan)
         raise
     _check(runner(buf, ws.value, plan, h))  # the run consumes the plan, whatever it returns
+
+
+# ----------------------------------------------------------------------------- llmk._fast
+
+_FAST_FUNCTIONS = ("llmk_plan_destroy", "llmk_last_error",
+                   "llmk_scatter_pa_kv_cache_get_workspace_size", "llmk_scatter_pa_kv_cache")
+
+
+def _bind_fast():
+    """Gives llmk._fast the addresses of the loaded ctypes library's entry points (on its
+    first call): the C module calls the very library this module loaded."""
+    L = lib()
+    _fast = sys.modules[__package__ + "._fast"]  # as fast_module() loaded it
+    _fast.bind({n: ctypes.cast(getattr(L, n), ctypes.c_void_p).value for n in _FAST_FUNCTIONS})
+
+
+def fast_module():
+    """llmk._fast (the C module of the per-step calls), or None: not built, or turned off
+    with LLMK_PY_FAST=0 (everything through ctypes)."""
+    if os.environ.get("LLMK_PY_FAST", "1") == "0":
+        return None
+    path = os.environ.get("LLMK_PY_FAST_MODULE")  # a build folder's (tests/CMakeLists.txt)
+    if path:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(__package__ + "._fast", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[spec.name] = mod
+        return mod
+    try:
+        from . import _fast
+    except ImportError:
+        return None
+    return _fast

@@ -10,6 +10,8 @@ __all__ = [
     "fused_causal_conv1d",
 ]
 
+_fast = c.fast_module()
+
 _LAYOUTS = {"blocks": 0, "nhd": 0, "hnd": 0, "xsplit": 1, "x-split": 1, "nz": 2}
 
 
@@ -109,6 +111,10 @@ def scatter_pa_kv_cache(key, value, key_cache, value_cache, slot_mapping, k_scal
     H, block_size, D], any strides), 'xsplit' or 'nz'. fp8 caches: pass uint8 tensors through llmk.view(cache,
     'fp8_e4m3fn' / 'fp8_e5m2') with k_scale / v_scale (f32 tensor [] / [1] / [H], or a
     Python float). Returns None."""
+    if _fast is not None and _fast.scatter_pa_kv_cache(key, value, key_cache, value_cache,
+                                                       slot_mapping, k_scale, v_scale, layout,
+                                                       ctx):
+        return None  # plain CPU torch tensors: llmk/_fast.c; anything else below
     if _is_hnd(layout):
         key_cache = _hnd_view(key_cache, "key_cache")
         value_cache = _hnd_view(value_cache, "value_cache")
