@@ -87,10 +87,11 @@ static PyObject *fast_bind(PyObject *self, PyObject *d) {
   void *sr = address(d, "llmk_scatter_pa_kv_cache");
   if (PyErr_Occurred())
     return NULL;
-  S.plan_destroy = (plan_destroy_fn)pd;
-  S.last_error = (last_error_fn)le;
-  S.scatter_ws = (scatter_ws_fn)sw;
-  S.scatter_run = (run_fn)sr;
+  /* object to function pointer: through memcpy, which ISO C allows */
+  memcpy(&S.plan_destroy, &pd, sizeof pd);
+  memcpy(&S.last_error, &le, sizeof le);
+  memcpy(&S.scatter_ws, &sw, sizeof sw);
+  memcpy(&S.scatter_run, &sr, sizeof sr);
   S.bound = 1;
   Py_RETURN_NONE;
 }
@@ -391,12 +392,12 @@ slow:;
   if (r == NULL)
     return -1;
   if (r != Py_None) {
-    PyObject *val = PyObject_GetAttr(r, S.s_value);
+    PyObject *a = PyObject_GetAttr(r, S.s_value);
     Py_DECREF(r);
-    if (val == NULL)
+    if (a == NULL)
       return -1;
-    *h = val == Py_None ? NULL : PyLong_AsVoidPtr(val);
-    Py_DECREF(val);
+    *h = a == Py_None ? NULL : PyLong_AsVoidPtr(a);
+    Py_DECREF(a);
     return PyErr_Occurred() ? -1 : 0;
   }
   Py_DECREF(r);
@@ -534,6 +535,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "llmk._fast",
                                     "llmk's per-step calls without ctypes", -1, methods,
                                     NULL, NULL, NULL, NULL};
 
+PyMODINIT_FUNC PyInit__fast(void);
 PyMODINIT_FUNC PyInit__fast(void) {
   PyObject *m = PyModule_Create(&module);
   if (m == NULL)
