@@ -530,7 +530,11 @@ def run(phase1, args, runner, ctx):
 # ----------------------------------------------------------------------------- llmk._fast
 
 _FAST_FUNCTIONS = ("llmk_plan_destroy", "llmk_last_error",
-                   "llmk_scatter_pa_kv_cache_get_workspace_size", "llmk_scatter_pa_kv_cache")
+                   "llmk_scatter_pa_kv_cache_get_workspace_size", "llmk_scatter_pa_kv_cache",
+                   "llmk_advance_step_get_workspace_size", "llmk_advance_step",
+                   "llmk_gather_pa_kv_cache_get_workspace_size", "llmk_gather_pa_kv_cache",
+                   "llmk_apply_top_k_top_p_get_workspace_size", "llmk_apply_top_k_top_p",
+                   "llmk_fused_causal_conv1d_get_workspace_size", "llmk_fused_causal_conv1d")
 
 
 def _bind_fast():

@@ -31,6 +31,14 @@ typedef int (*scatter_ws_fn)(const tensor_desc *, const tensor_desc *, const ten
                              const tensor_desc *, const tensor_desc *, const tensor_desc *,
                              const tensor_desc *, int, size_t *, void **);
 
+typedef const tensor_desc *T_;
+typedef int (*advance_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, int64_t, int64_t, int64_t, size_t *,
+                             void **);
+typedef int (*gather_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, int, size_t *, void **);
+typedef int (*topk_ws_fn)(T_, T_, T_, T_, size_t *, void **);
+typedef int (*conv_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, T_, T_, T_, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, int, size_t *, void **);
+
 static struct {
   int bound; /* library addresses taken */
   int torch; /* torch objects cached: 1, not usable: -1, not imported yet: 0 */
@@ -54,6 +62,14 @@ static struct {
   last_error_fn last_error;
   scatter_ws_fn scatter_ws;
   run_fn scatter_run;
+  advance_ws_fn advance_ws;
+  run_fn advance_run;
+  gather_ws_fn gather_ws;
+  run_fn gather_run;
+  topk_ws_fn topk_ws;
+  run_fn topk_run;
+  conv_ws_fn conv_ws;
+  run_fn conv_run;
 } S;
 
 /* ------------------------------------------------------------------ set-up */
@@ -82,16 +98,28 @@ static PyObject *fast_bind(PyObject *self, PyObject *d) {
     PyErr_SetString(PyExc_TypeError, "llmk._fast.bind: a dict of addresses");
     return NULL;
   }
-  void *pd = address(d, "llmk_plan_destroy"), *le = address(d, "llmk_last_error");
-  void *sw = address(d, "llmk_scatter_pa_kv_cache_get_workspace_size");
-  void *sr = address(d, "llmk_scatter_pa_kv_cache");
-  if (PyErr_Occurred())
-    return NULL;
-  /* object to function pointer: through memcpy, which ISO C allows */
-  memcpy(&S.plan_destroy, &pd, sizeof pd);
-  memcpy(&S.last_error, &le, sizeof le);
-  memcpy(&S.scatter_ws, &sw, sizeof sw);
-  memcpy(&S.scatter_run, &sr, sizeof sr);
+  /* object to function pointers: through memcpy, which ISO C allows */
+  struct {
+    const char *name;
+    void *dst;
+  } fns[] = {{"llmk_plan_destroy", &S.plan_destroy},
+             {"llmk_last_error", &S.last_error},
+             {"llmk_scatter_pa_kv_cache_get_workspace_size", &S.scatter_ws},
+             {"llmk_scatter_pa_kv_cache", &S.scatter_run},
+             {"llmk_advance_step_get_workspace_size", &S.advance_ws},
+             {"llmk_advance_step", &S.advance_run},
+             {"llmk_gather_pa_kv_cache_get_workspace_size", &S.gather_ws},
+             {"llmk_gather_pa_kv_cache", &S.gather_run},
+             {"llmk_apply_top_k_top_p_get_workspace_size", &S.topk_ws},
+             {"llmk_apply_top_k_top_p", &S.topk_run},
+             {"llmk_fused_causal_conv1d_get_workspace_size", &S.conv_ws},
+             {"llmk_fused_causal_conv1d", &S.conv_run}};
+  void *got[sizeof fns / sizeof fns[0]];
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    if ((got[i] = address(d, fns[i].name)) == NULL)
+      return NULL;
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    memcpy(fns[i].dst, &got[i], sizeof got[i]);
   S.bound = 1;
   Py_RETURN_NONE;
 }
@@ -524,11 +552,158 @@ static PyObject *fast_scatter(PyObject *self, PyObject *const *a, Py_ssize_t n) 
   return finish(st, ws, plan, S.scatter_run, a[8]);
 }
 
+/* n tensor arguments; kinds[i] 'T' (a tensor) or 'o' (a tensor or None). */
+static int describe_all(PyObject *const *a, const char *kinds, tensor_desc *t,
+                        const tensor_desc **p) {
+  for (int i = 0; kinds[i]; i++) {
+    int r = kinds[i] == 'o' ? describe_opt(a[i], &t[i], &p[i]) : describe(a[i], &t[i]);
+    if (kinds[i] != 'o')
+      p[i] = &t[i];
+    if (r)
+      return r;
+  }
+  return 0;
+}
+
+/* An exact Python int within [lo, hi] (bools, NumPy ints, ...: the ctypes path). */
+static int int_arg(PyObject *o, int64_t lo, int64_t hi, int64_t *v) {
+  if (!PyLong_CheckExact(o))
+    return 1;
+  int over = 0;
+  long long x = PyLong_AsLongLongAndOverflow(o, &over);
+  if (x == -1 && PyErr_Occurred())
+    return -1;
+  if (over || x < lo || x > hi)
+    return 1;
+  *v = (int64_t)x;
+  return 0;
+}
+
+static int nargs(Py_ssize_t n, Py_ssize_t want, const char *name) {
+  if (n == want)
+    return 0;
+  PyErr_Format(PyExc_TypeError, "llmk._fast.%s: %d arguments", name, (int)want);
+  return -1;
+}
+
+/* advance_step(8 tensors (spec_token, accepted_num optional), num_seqs, num_queries,
+ * block_size, ctx); num_seqs / num_queries None: as llmk._ops.advance_step defaults them */
+static PyObject *fast_advance(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+  (void)self;
+  if (nargs(n, 12, "advance_step"))
+    return NULL;
+  TAKE(ensure_torch() == 1 ? 0 : 1);
+  tensor_desc t[8];
+  const tensor_desc *p[8];
+  int64_t ns = 0, nq = 0, bs = 0;
+  TAKE(a[10] == Py_None ? 1 : int_arg(a[10], INT64_MIN, INT64_MAX, &bs));
+  TAKE(describe_all(a, "TTTTTToo", t, p));
+  if (a[8] == Py_None) {
+    TAKE(t[5].rank < 1 ? 1 : 0);
+    ns = t[5].shape[0];
+  } else {
+    TAKE(int_arg(a[8], INT64_MIN, INT64_MAX, &ns));
+  }
+  if (a[9] == Py_None) {
+    if (p[6] != NULL) {
+      nq = ns;
+    } else {
+      TAKE(t[1].rank < 1 ? 1 : 0);
+      nq = t[1].shape[0];
+    }
+  } else {
+    TAKE(int_arg(a[9], INT64_MIN, INT64_MAX, &nq));
+  }
+  if (ensure_bound() < 0)
+    return NULL;
+  size_t ws = 0;
+  void *plan = NULL;
+  int st = S.advance_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], ns, nq, bs, &ws, &plan);
+  return finish(st, ws, plan, S.advance_run, a[11]);
+}
+
+/* gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, k_scale, v_scale,
+ * key_out, value_out, layout, ctx): the outputs given */
+static PyObject *fast_gather(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+  (void)self;
+  if (nargs(n, 10, "gather_pa_kv_cache"))
+    return NULL;
+  TAKE(ensure_torch() == 1 ? 0 : 1);
+  tensor_desc t[8];
+  const tensor_desc *p[8];
+  int layout;
+  TAKE(layout_of(a[8], &layout));
+  TAKE(describe_all(a, "ToTTooTo", t, p));
+  if (ensure_bound() < 0)
+    return NULL;
+  size_t ws = 0;
+  void *plan = NULL;
+  int st = S.gather_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], layout, &ws, &plan);
+  return finish(st, ws, plan, S.gather_run, a[9]);
+}
+
+/* apply_top_k_top_p(logits, p, k, out, ctx): p and k tensors or None, out given */
+static PyObject *fast_topk(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+  (void)self;
+  if (nargs(n, 5, "apply_top_k_top_p"))
+    return NULL;
+  TAKE(ensure_torch() == 1 ? 0 : 1);
+  tensor_desc t[4];
+  const tensor_desc *p[4];
+  TAKE(describe_all(a, "TooT", t, p));
+  if (ensure_bound() < 0)
+    return NULL;
+  size_t ws = 0;
+  void *plan = NULL;
+  int st = S.topk_ws(p[0], p[1], p[2], p[3], &ws, &plan);
+  return finish(st, ws, plan, S.topk_run, a[4]);
+}
+
+/* fused_causal_conv1d(x, weight, conv_states, 7 index tensors, bias, pad_slot_id,
+ * max_query_len, residual_connection, block_size, conv_mode, activation, ctx): the
+ * first entry point (no v2 option); activation an int (the Python layer maps names) */
+static PyObject *fast_conv(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+  (void)self;
+  if (nargs(n, 18, "fused_causal_conv1d"))
+    return NULL;
+  TAKE(ensure_torch() == 1 ? 0 : 1);
+  tensor_desc t[11];
+  const tensor_desc *p[11];
+  int64_t v[6];
+  for (int i = 0; i < 5; i++)
+    TAKE(int_arg(a[11 + i], INT64_MIN, INT64_MAX, &v[i]));
+  TAKE(int_arg(a[16], INT32_MIN, INT32_MAX, &v[5]));
+  TAKE(describe_all(a, "TTToooooooo", t, p));
+  if (ensure_bound() < 0)
+    return NULL;
+  size_t ws = 0;
+  void *plan = NULL;
+  int st = S.conv_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], v[0],
+                     v[1], v[2], v[3], v[4], (int)v[5], &ws, &plan);
+  return finish(st, ws, plan, S.conv_run, a[17]);
+}
+
+#define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
+
 static PyMethodDef methods[] = {
     {"bind", fast_bind, METH_O, "bind(addresses): the library's entry points"},
     {"scatter_pa_kv_cache", (PyCFunction)(void (*)(void))fast_scatter, METH_FASTCALL,
      "scatter_pa_kv_cache(key, value, key_cache, value_cache, slot_mapping, k_scale, "
      "v_scale, layout, ctx) -> True (done) or False (take the ctypes path)"},
+    {"advance_step", FASTCALL(fast_advance),
+     "advance_step(input_tokens, sampled_token_ids, input_positions, seq_lens, "
+     "slot_mapping, block_tables, spec_token, accepted_num, num_seqs, num_queries, "
+     "block_size, ctx) -> True or False"},
+    {"gather_pa_kv_cache", FASTCALL(fast_gather),
+     "gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, k_scale, v_scale, "
+     "key_out, value_out, layout, ctx) -> True or False"},
+    {"apply_top_k_top_p", FASTCALL(fast_topk),
+     "apply_top_k_top_p(logits, p, k, out, ctx) -> True or False"},
+    {"fused_causal_conv1d", FASTCALL(fast_conv),
+     "fused_causal_conv1d(x, weight, conv_states, query_start_loc, cache_indices, "
+     "num_accepted_tokens, num_computed_tokens, block_idx_first_scheduled_token, "
+     "block_idx_last_scheduled_token, initial_state_idx, bias, pad_slot_id, max_query_len, "
+     "residual_connection, block_size, conv_mode, activation, ctx) -> True or False"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "llmk._fast",
