@@ -232,6 +232,153 @@ def main():
                                  if ra[0] == "ok" else ra[1:] == rb[1:])
         check(eq, "declined %s: the public call gives the same result either way" % what)
 
+    # --- the other per-step ops: both paths on small grids, the same bits or the same error
+    def compare(what, call, *mut):
+        a, b, ea, eb = both(call, *mut)
+        check(ea == eb, what + ": the same outcome (%r / %r)" % (ea, eb))
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x is not None:
+                check(same(x, y), what + ": argument %d bits" % i)
+                if ea is not None:
+                    check(same(x, mut[i]) and same(y, mut[i]), what + ": nothing written")
+        if "refused" in what:
+            check(ea is not None and ea[0] is llmk.Error, what + ": raises llmk.Error")
+        return ea
+
+    def took(name, *args):
+        """the C module makes the call itself (on copies of the tensors)"""
+        args = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in args)
+        check(getattr(fast, name)(*args) is True, "the C module takes %s" % name)
+
+    n_other = 0
+    for idt in (torch.int64, torch.int32):
+        for spec in (False, True):
+            for ns, bs, mb in ((1, 16, 4), (7, 8, 3), (40, 128, 2)):
+                S = 2 if spec else 0
+                n = ns * (S + 1) if spec else ns
+                nq = ns
+                bt = torch.randint(0, 1000, (ns, mb), generator=g).to(idt)
+                if spec:
+                    pos = torch.randint(0, mb * bs - S - 1, (n,), generator=g).to(idt)
+                    samp = torch.randint(0, 1000, (ns, S + 1), generator=g).to(idt)
+                    samp[:, S] = -1
+                    st = torch.randint(0, 1000, (ns, S), generator=g).to(idt)
+                    acc = torch.randint(0, S + 1, (ns,), generator=g).to(idt)
+                else:
+                    pos = torch.randint(0, 50, (n,), generator=g).to(idt)
+                    samp = torch.randint(0, 1000, (nq, 1), generator=g).to(idt)
+                    st = acc = None
+                sl = torch.randint(0, mb * bs - 1, (n,), generator=g).to(idt)
+                tok = torch.zeros(n, dtype=idt)
+                slot = torch.zeros(n, dtype=idt)
+                for kw in ({}, {"num_seqs": ns, "num_queries": nq}):
+                    for ctx in (None, 1, 2):
+                        compare("advance_step %s spec=%s ns=%d bs=%d %s ctx=%s"
+                                % (idt, spec, ns, bs, kw, ctx),
+                                lambda t_, p_, s_, o_: llmk.advance_step(
+                                    t_, samp, p_, s_, o_, bt, spec_token=st, accepted_num=acc,
+                                    block_size=bs, ctx=ctx, **kw), tok, pos, sl, slot)
+                        n_other += 1
+                took("advance_step", tok, samp, pos, sl, slot, bt, st, acc, None, None, bs, None)
+    # refused: a block past the table, block_size 0, a float num_seqs (ctypes' int())
+    tok, pos, slot = (torch.zeros(2, dtype=torch.int64) for _ in range(3))
+    sl = torch.tensor([6, 200])
+    for what, bsz, nsq in (("refused: block past the table", 128, None),
+                           ("refused: block_size 0", 0, None),
+                           ("num_seqs 2.0", 128, 2.0), ("num_seqs True", 128, True)):
+        compare("advance_step " + what,
+                lambda t_, p_, s_, o_: llmk.advance_step(
+                    t_, torch.tensor([[1], [2]]), p_, s_, o_, torch.tensor([[0], [1]]),
+                    num_seqs=nsq, block_size=bsz), tok, pos, sl, slot)
+
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        for H, D, bs, nb in ((8, 128, 16, 32), (2, 16, 4, 16)):
+            for k_only in (False, True):
+                kc = rand((nb, bs, H, D), dtype)
+                vc = None if k_only else rand((nb, bs, H, D), dtype)
+                lens = torch.tensor([1, bs + 3, 2 * bs], dtype=torch.int32)
+                bt = torch.randperm(nb, generator=g)[:9].view(3, 3).to(torch.int32)
+                total = int(lens.sum())
+                ko = torch.zeros(total, H, D, dtype=dtype)
+                vo = None if k_only else torch.zeros(total, H, D, dtype=dtype)
+                for ctx in (None, 2):
+                    compare("gather %s H=%d D=%d k_only=%s ctx=%s" % (dtype, H, D, k_only, ctx),
+                            lambda ko_, vo_: llmk.gather_pa_kv_cache(
+                                kc, vc, bt, lens, key_out=ko_, value_out=vo_, ctx=ctx), ko, vo)
+                    n_other += 1
+                took("gather_pa_kv_cache", kc, vc, bt, lens, None, None, ko, vo, "blocks", None)
+    kc = rand((4, 16, 2, 32), torch.bfloat16)
+    ko = torch.zeros(40, 2, 32, dtype=torch.bfloat16)
+    compare("gather refused: block id past the cache",
+            lambda ko_: llmk.gather_pa_kv_cache(kc, None, torch.tensor([[0, 9]]),
+                                                torch.tensor([20]), key_out=ko_), ko)
+    compare("gather refused: key_out too short",
+            lambda ko_: llmk.gather_pa_kv_cache(kc, None, torch.tensor([[0, 1, 2]]),
+                                                torch.tensor([41]), key_out=ko_), ko)
+
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        for B, V in ((1, 1000), (4, 3000)):
+            logits = rand((B, V), dtype)
+            for p, k in ((torch.rand(B, generator=g), None),
+                         (None, torch.randint(1, V, (B,), generator=g)),
+                         (torch.rand(B, generator=g), torch.randint(1, 60, (B,),
+                                                                    generator=g).int())):
+                out = torch.zeros(B, V, dtype=dtype)
+                for ctx in (None, 2):
+                    compare("apply_top_k_top_p %s B=%d V=%d p=%s k=%s ctx=%s"
+                            % (dtype, B, V, p is not None, k is not None, ctx),
+                            lambda o_: llmk.apply_top_k_top_p(logits, p=p, k=k, out=o_,
+                                                              ctx=ctx), out)
+                    n_other += 1
+                took("apply_top_k_top_p", logits, p, k, out, None)
+            # a new out, and in place
+            r1 = llmk.apply_top_k_top_p(logits, p=torch.full((B,), 0.7))
+            _ops._fast = None
+            r2 = llmk.apply_top_k_top_p(logits, p=torch.full((B,), 0.7))
+            _ops._fast = fast
+            check(same(r1, r2), "apply_top_k_top_p %s: a new out, the same bits" % dtype)
+    logits = rand((2, 100), torch.float32)
+    out = torch.zeros(2, 100)
+    compare("apply_top_k_top_p refused: p of 3 rows",
+            lambda o_: llmk.apply_top_k_top_p(logits, p=torch.rand(3), out=o_), out)
+    compare("apply_top_k_top_p refused: k i8",
+            lambda o_: llmk.apply_top_k_top_p(logits, k=torch.ones(2, dtype=torch.int8),
+                                              out=o_), out)
+
+    for dtype in (torch.float32, torch.bfloat16):
+        for K, dim in ((3, 64), (4, 256)):
+            w = rand((K, dim), dtype)
+            bias = rand((dim,), dtype)
+            for act in (None, "silu", 1):
+                for varlen in (True, False):
+                    if varlen:
+                        x = rand((9, dim), dtype)
+                        qsl = torch.tensor([0, 1, 5, 9], dtype=torch.int32)
+                        ci = torch.tensor([2, 0, 3])
+                    else:
+                        x = rand((3, 1, dim), dtype)
+                        qsl = None
+                        ci = torch.tensor([2, 0, 3], dtype=torch.int32)
+                    states = rand((4, K - 1, dim), dtype)
+                    for ctx in (None, 2):
+                        compare("conv %s K=%d dim=%d act=%s varlen=%s ctx=%s"
+                                % (dtype, K, dim, act, varlen, ctx),
+                                lambda x_, s_: llmk.fused_causal_conv1d(
+                                    x_, w, s_, query_start_loc=qsl, cache_indices=ci,
+                                    bias=bias, activation=act, ctx=ctx), x, states)
+                        n_other += 1
+                    took("fused_causal_conv1d", x, w, states, qsl, ci, None, None, None, None,
+                         None, bias, -1, -1, 0, 0, 0, 1, None)
+    x = torch.randn(4, 32)
+    st = torch.randn(3, 2, 32)
+    compare("conv refused: a line out of range",
+            lambda x_, s_: llmk.fused_causal_conv1d(x_, torch.randn(3, 32), s_,
+                                                    query_start_loc=torch.tensor([0, 2, 4]),
+                                                    cache_indices=torch.tensor([0, 3])), x, st)
+    compare("conv refused: x without query_start_loc",
+            lambda x_, s_: llmk.fused_causal_conv1d(x_, torch.randn(3, 32), s_), x, st)
+    print("advance_step / gather / top-k top-p / conv: %d cases, both paths" % n_other)
+
     print("%d checks, %d failed" % (count[0], len(fails)))
     return 1 if fails else 0
 
