@@ -27,17 +27,18 @@ typedef struct {
 typedef int (*run_fn)(void *, size_t, void *, void *);
 typedef int (*plan_destroy_fn)(void *);
 typedef const char *(*last_error_fn)(void);
-typedef int (*scatter_ws_fn)(const tensor_desc *, const tensor_desc *, const tensor_desc *,
-                             const tensor_desc *, const tensor_desc *, const tensor_desc *,
+typedef int (*scatter_ws_fn)(const tensor_desc *, const tensor_desc *,
+                             const tensor_desc *, const tensor_desc *,
+                             const tensor_desc *, const tensor_desc *,
                              const tensor_desc *, int, size_t *, void **);
 
 typedef const tensor_desc *T_;
-typedef int (*advance_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, int64_t, int64_t, int64_t, size_t *,
-                             void **);
+typedef int (*advance_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, int64_t, int64_t, int64_t,
+                             size_t *, void **);
 typedef int (*gather_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, int, size_t *, void **);
 typedef int (*topk_ws_fn)(T_, T_, T_, T_, size_t *, void **);
-typedef int (*conv_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, T_, T_, T_, int64_t, int64_t, int64_t,
-                          int64_t, int64_t, int, size_t *, void **);
+typedef int (*conv_ws_fn)(T_, T_, T_, T_, T_, T_, T_, T_, T_, T_, T_, int64_t, int64_t,
+                          int64_t, int64_t, int64_t, int, size_t *, void **);
 
 static struct {
   int bound; /* library addresses taken */
@@ -116,8 +117,7 @@ static PyObject *fast_bind(PyObject *self, PyObject *d) {
              {"llmk_fused_causal_conv1d", &S.conv_run}};
   void *got[sizeof fns / sizeof fns[0]];
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-    if ((got[i] = address(d, fns[i].name)) == NULL)
-      return NULL;
+    if ((got[i] = address(d, fns[i].name)) == NULL) return NULL;
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
     memcpy(fns[i].dst, &got[i], sizeof got[i]);
   S.bound = 1;
@@ -127,11 +127,9 @@ static PyObject *fast_bind(PyObject *self, PyObject *d) {
 /* The library, through llmk._core._bind_fast() on first use (importing llmk does not
  * load it). */
 static int ensure_bound(void) {
-  if (S.bound)
-    return 0;
+  if (S.bound) return 0;
   PyObject *r = PyObject_CallMethodNoArgs(S.core, S.s_bind);
-  if (r == NULL)
-    return -1;
+  if (r == NULL) return -1;
   Py_DECREF(r);
   if (!S.bound) {
     PyErr_SetString(PyExc_RuntimeError, "llmk._fast: the library was not bound");
@@ -153,15 +151,12 @@ static void add_dtype(PyObject *torch, const char *name, int code) {
 /* torch's objects, once torch is imported (by the caller: a torch tensor means it is).
  * Returns 1 when ready, 0 when torch is not imported, -1 on error. */
 static int ensure_torch(void) {
-  if (S.torch)
-    return S.torch;
+  if (S.torch) return S.torch;
   PyObject *name = PyUnicode_FromString("torch");
-  if (name == NULL)
-    return -1;
+  if (name == NULL) return -1;
   PyObject *torch = PyImport_GetModule(name);
   Py_DECREF(name);
-  if (torch == NULL)
-    return PyErr_Occurred() ? -1 : 0;
+  if (torch == NULL) return PyErr_Occurred() ? -1 : 0;
   PyObject *tt = PyObject_GetAttrString(torch, "Tensor");
   PyObject *st = PyObject_GetAttrString(torch, "strided");
   PyObject *gn = PyObject_GetAttrString(torch, "get_num_threads");
@@ -193,7 +188,8 @@ static int ensure_torch(void) {
     }
     Py_XDECREF(d); /* the type keeps its descriptors */
   }
-  PyObject *ms = PyObject_GetAttr(tt, S.s_stride), *mp = PyObject_GetAttr(tt, S.s_data_ptr);
+  PyObject *ms = PyObject_GetAttr(tt, S.s_stride),
+           *mp = PyObject_GetAttr(tt, S.s_data_ptr);
   if (ms == NULL || mp == NULL || !Py_IS_TYPE(ms, &PyMethodDescr_Type) ||
       !Py_IS_TYPE(mp, &PyMethodDescr_Type))
     ok = 0;
@@ -233,18 +229,14 @@ static int ensure_torch(void) {
 
 /* Reads a sequence of Python ints (a tuple or torch.Size) into v[]. -1 on error. */
 static int read_ints(PyObject *t, int64_t *v, int *n) {
-  if (!PyTuple_Check(t))
-    return 1;
+  if (!PyTuple_Check(t)) return 1;
   Py_ssize_t k = PyTuple_GET_SIZE(t);
-  if (k > MAX_RANK)
-    return 1;
+  if (k > MAX_RANK) return 1;
   for (Py_ssize_t i = 0; i < k; i++) {
     PyObject *x = PyTuple_GET_ITEM(t, i);
-    if (!PyLong_Check(x))
-      return 1;
+    if (!PyLong_Check(x)) return 1;
     long long e = PyLong_AsLongLong(x);
-    if (e == -1 && PyErr_Occurred())
-      return -1;
+    if (e == -1 && PyErr_Occurred()) return -1;
     v[i] = (int64_t)e;
   }
   *n = (int)k;
@@ -254,11 +246,9 @@ static int read_ints(PyObject *t, int64_t *v, int *n) {
 /* Fills *t from a plain CPU strided torch tensor of an llmk dtype. Returns 0 (filled),
  * 1 (not one this path takes: nothing raised) or -1 (a Python error is set). */
 static int describe(PyObject *o, tensor_desc *t) {
-  if (Py_TYPE(o) != S.tensor_type)
-    return 1;
+  if (Py_TYPE(o) != S.tensor_type) return 1;
   PyObject *dt = S.g_dtype(o, S.c_dtype);
-  if (dt == NULL)
-    return -1;
+  if (dt == NULL) return -1;
   int code = 0;
   for (int i = 0; i < S.ndtypes; i++)
     if (S.dtypes[i] == dt) {
@@ -266,48 +256,35 @@ static int describe(PyObject *o, tensor_desc *t) {
       break;
     }
   Py_DECREF(dt);
-  if (code == 0)
-    return 1;
+  if (code == 0) return 1;
   PyObject *lay = S.g_layout(o, S.c_layout);
-  if (lay == NULL)
-    return -1;
+  if (lay == NULL) return -1;
   Py_DECREF(lay); /* torch.strided stays alive in torch's module */
-  if (lay != S.strided)
-    return 1;
+  if (lay != S.strided) return 1;
   PyObject *cpu = S.g_is_cpu(o, S.c_is_cpu);
-  if (cpu == NULL)
-    return -1;
+  if (cpu == NULL) return -1;
   Py_DECREF(cpu);
-  if (cpu != Py_True)
-    return 1;
+  if (cpu != Py_True) return 1;
   PyObject *shape = S.g_shape(o, S.c_shape);
-  if (shape == NULL)
-    return -1;
+  if (shape == NULL) return -1;
   int rank = 0, rs = 0;
   int r = read_ints(shape, t->shape, &rank);
   Py_DECREF(shape);
-  if (r)
-    return r;
+  if (r) return r;
   PyObject *st = PyObject_Vectorcall(S.m_stride, &o, 1, NULL);
-  if (st == NULL)
-    return -1;
+  if (st == NULL) return -1;
   r = read_ints(st, t->strides, &rs);
   Py_DECREF(st);
-  if (r)
-    return r;
-  if (rs != rank)
-    return 1;
+  if (r) return r;
+  if (rs != rank) return 1;
   PyObject *p = PyObject_Vectorcall(S.m_data_ptr, &o, 1, NULL);
-  if (p == NULL)
-    return -1;
+  if (p == NULL) return -1;
   void *data = PyLong_AsVoidPtr(p);
   Py_DECREF(p);
-  if (data == NULL && PyErr_Occurred())
-    return -1;
+  if (data == NULL && PyErr_Occurred()) return -1;
   t->dtype = code;
   t->rank = rank;
-  for (int i = rank; i < MAX_RANK; i++)
-    t->shape[i] = t->strides[i] = 0;
+  for (int i = rank; i < MAX_RANK; i++) t->shape[i] = t->strides[i] = 0;
   t->data = data;
   return 0;
 }
@@ -332,38 +309,30 @@ static int context_of(PyObject *ctx, void **h) {
   *h = NULL;
   if (ctx == Py_None) {
     PyObject *d = PyObject_GetAttr(S.core, S.s_default_threads);
-    if (d == NULL)
-      return -1;
+    if (d == NULL) return -1;
     if (d == Py_None) {
       Py_DECREF(d);
       PyObject *g = PyObject_CallNoArgs(S.get_num_threads);
       n = g ? PyLong_AsLong(g) : -1;
       Py_XDECREF(g);
-      if (n == -1 && PyErr_Occurred())
-        PyErr_Clear();
-      if (n < 1)
-        n = 1; /* default_num_threads(): max(1, ...), 1 when torch fails */
+      if (n == -1 && PyErr_Occurred()) PyErr_Clear();
+      if (n < 1) n = 1; /* default_num_threads(): max(1, ...), 1 when torch fails */
     } else {
       n = PyLong_Check(d) ? PyLong_AsLong(d) : 0;
       Py_DECREF(d);
-      if (n == -1 && PyErr_Occurred())
-        return -1;
-      if (n == 0)
-        goto slow; /* leave odd values to context_handle() */
+      if (n == -1 && PyErr_Occurred()) return -1;
+      if (n == 0) goto slow; /* leave odd values to context_handle() */
     }
   } else if (PyLong_CheckExact(ctx)) {
     n = PyLong_AsLong(ctx);
-    if (n == -1 && PyErr_Occurred())
-      return -1;
+    if (n == -1 && PyErr_Occurred()) return -1;
   } else {
     goto slow;
   }
-  if (n == 1)
-    return 0;
+  if (n == 1) return 0;
   PyObject *td = PyThreadState_GetDict();
   PyObject *cache = td ? PyDict_GetItemWithError(td, S.ctx_key) : NULL;
-  if (cache == NULL && PyErr_Occurred())
-    return -1;
+  if (cache == NULL && PyErr_Occurred()) return -1;
   if (td != NULL && cache == NULL) {
     cache = PyDict_New();
     if (cache == NULL || PyDict_SetItem(td, S.ctx_key, cache) < 0) {
@@ -373,8 +342,7 @@ static int context_of(PyObject *ctx, void **h) {
     Py_DECREF(cache); /* the thread's dict holds it */
   }
   PyObject *key = PyLong_FromLong(n);
-  if (key == NULL)
-    return -1;
+  if (key == NULL) return -1;
   PyObject *v = cache ? PyDict_GetItemWithError(cache, key) : NULL;
   if (v != NULL) {
     Py_DECREF(key);
@@ -387,8 +355,7 @@ static int context_of(PyObject *ctx, void **h) {
   }
   PyObject *hv = PyObject_CallMethodOneArg(S.core, S.s_context_handle, key);
   PyObject *val = NULL;
-  if (hv != NULL)
-    {
+  if (hv != NULL) {
     if (hv == Py_None) {
       Py_INCREF(hv);
       val = hv;
@@ -417,13 +384,11 @@ static int context_of(PyObject *ctx, void **h) {
   return bad || PyErr_Occurred() ? -1 : 0;
 slow:;
   PyObject *r = PyObject_CallMethodOneArg(S.core, S.s_context_handle, ctx);
-  if (r == NULL)
-    return -1;
+  if (r == NULL) return -1;
   if (r != Py_None) {
     PyObject *a = PyObject_GetAttr(r, S.s_value);
     Py_DECREF(r);
-    if (a == NULL)
-      return -1;
+    if (a == NULL) return -1;
     *h = a == Py_None ? NULL : PyLong_AsVoidPtr(a);
     Py_DECREF(a);
     return PyErr_Occurred() ? -1 : 0;
@@ -435,13 +400,12 @@ slow:;
 /* llmk.Error(status, llmk_last_error()), as llmk._core._check raises it. */
 static void raise_error(int st) {
   const char *m = S.last_error();
-  PyObject *msg = PyUnicode_DecodeUTF8(m ? m : "", m ? (Py_ssize_t)strlen(m) : 0, "replace");
-  if (msg == NULL)
-    return;
+  PyObject *msg =
+      PyUnicode_DecodeUTF8(m ? m : "", m ? (Py_ssize_t)strlen(m) : 0, "replace");
+  if (msg == NULL) return;
   PyObject *e = PyObject_CallFunction(S.error, "iO", st, msg);
   Py_DECREF(msg);
-  if (e == NULL)
-    return;
+  if (e == NULL) return;
   PyErr_SetObject((PyObject *)Py_TYPE(e), e);
   Py_DECREF(e);
 }
@@ -471,7 +435,11 @@ static PyObject *finish(int st, size_t ws, void *plan, run_fn runner, PyObject *
       return NULL;
     }
   }
+  /* as ctypes does: other Python threads run meanwhile (the caller's frame keeps the
+   * tensors alive) */
+  PyThreadState *ts = PyEval_SaveThread();
   st = runner(buf, ws, plan, h);
+  PyEval_RestoreThread(ts);
   if (st != 0) {
     raise_error(st);
     return NULL;
@@ -492,8 +460,7 @@ static int layout_of(PyObject *o, int *v) {
     *v = (int)x;
     return 0;
   }
-  if (!PyUnicode_CheckExact(o))
-    return 1;
+  if (!PyUnicode_CheckExact(o)) return 1;
   const char *s = PyUnicode_AsUTF8(o);
   if (s == NULL) {
     PyErr_Clear();
@@ -512,13 +479,11 @@ static int layout_of(PyObject *o, int *v) {
 
 /* ------------------------------------------------------------------ ops */
 
-#define TAKE(call)                                                                       \
-  do {                                                                                   \
-    int r_ = (call);                                                                     \
-    if (r_ < 0)                                                                          \
-      return NULL;                                                                       \
-    if (r_ > 0)                                                                          \
-      Py_RETURN_FALSE;                                                                   \
+#define TAKE(call)               \
+  do {                           \
+    int r_ = (call);             \
+    if (r_ < 0) return NULL;     \
+    if (r_ > 0) Py_RETURN_FALSE; \
   } while (0)
 
 /* scatter_pa_kv_cache(key, value, key_cache, value_cache, slot_mapping, k_scale,
@@ -544,8 +509,7 @@ static PyObject *fast_scatter(PyObject *self, PyObject *const *a, Py_ssize_t n) 
   p[4] = &t[4];
   TAKE(describe_opt(a[5], &t[5], &p[5]));
   TAKE(describe_opt(a[6], &t[6], &p[6]));
-  if (ensure_bound() < 0)
-    return NULL;
+  if (ensure_bound() < 0) return NULL;
   size_t ws = 0;
   void *plan = NULL;
   int st = S.scatter_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], layout, &ws, &plan);
@@ -557,41 +521,35 @@ static int describe_all(PyObject *const *a, const char *kinds, tensor_desc *t,
                         const tensor_desc **p) {
   for (int i = 0; kinds[i]; i++) {
     int r = kinds[i] == 'o' ? describe_opt(a[i], &t[i], &p[i]) : describe(a[i], &t[i]);
-    if (kinds[i] != 'o')
-      p[i] = &t[i];
-    if (r)
-      return r;
+    if (kinds[i] != 'o') p[i] = &t[i];
+    if (r) return r;
   }
   return 0;
 }
 
 /* An exact Python int within [lo, hi] (bools, NumPy ints, ...: the ctypes path). */
 static int int_arg(PyObject *o, int64_t lo, int64_t hi, int64_t *v) {
-  if (!PyLong_CheckExact(o))
-    return 1;
+  if (!PyLong_CheckExact(o)) return 1;
   int over = 0;
   long long x = PyLong_AsLongLongAndOverflow(o, &over);
-  if (x == -1 && PyErr_Occurred())
-    return -1;
-  if (over || x < lo || x > hi)
-    return 1;
+  if (x == -1 && PyErr_Occurred()) return -1;
+  if (over || x < lo || x > hi) return 1;
   *v = (int64_t)x;
   return 0;
 }
 
 static int nargs(Py_ssize_t n, Py_ssize_t want, const char *name) {
-  if (n == want)
-    return 0;
+  if (n == want) return 0;
   PyErr_Format(PyExc_TypeError, "llmk._fast.%s: %d arguments", name, (int)want);
   return -1;
 }
 
 /* advance_step(8 tensors (spec_token, accepted_num optional), num_seqs, num_queries,
- * block_size, ctx); num_seqs / num_queries None: as llmk._ops.advance_step defaults them */
+ * block_size, ctx); num_seqs / num_queries None: as llmk._ops.advance_step defaults them
+ */
 static PyObject *fast_advance(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (nargs(n, 12, "advance_step"))
-    return NULL;
+  if (nargs(n, 12, "advance_step")) return NULL;
   TAKE(ensure_torch() == 1 ? 0 : 1);
   tensor_desc t[8];
   const tensor_desc *p[8];
@@ -614,11 +572,11 @@ static PyObject *fast_advance(PyObject *self, PyObject *const *a, Py_ssize_t n) 
   } else {
     TAKE(int_arg(a[9], INT64_MIN, INT64_MAX, &nq));
   }
-  if (ensure_bound() < 0)
-    return NULL;
+  if (ensure_bound() < 0) return NULL;
   size_t ws = 0;
   void *plan = NULL;
-  int st = S.advance_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], ns, nq, bs, &ws, &plan);
+  int st = S.advance_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], ns, nq, bs, &ws,
+                        &plan);
   return finish(st, ws, plan, S.advance_run, a[11]);
 }
 
@@ -626,33 +584,30 @@ static PyObject *fast_advance(PyObject *self, PyObject *const *a, Py_ssize_t n) 
  * key_out, value_out, layout, ctx): the outputs given */
 static PyObject *fast_gather(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (nargs(n, 10, "gather_pa_kv_cache"))
-    return NULL;
+  if (nargs(n, 10, "gather_pa_kv_cache")) return NULL;
   TAKE(ensure_torch() == 1 ? 0 : 1);
   tensor_desc t[8];
   const tensor_desc *p[8];
   int layout;
   TAKE(layout_of(a[8], &layout));
   TAKE(describe_all(a, "ToTTooTo", t, p));
-  if (ensure_bound() < 0)
-    return NULL;
+  if (ensure_bound() < 0) return NULL;
   size_t ws = 0;
   void *plan = NULL;
-  int st = S.gather_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], layout, &ws, &plan);
+  int st =
+      S.gather_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], layout, &ws, &plan);
   return finish(st, ws, plan, S.gather_run, a[9]);
 }
 
 /* apply_top_k_top_p(logits, p, k, out, ctx): p and k tensors or None, out given */
 static PyObject *fast_topk(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (nargs(n, 5, "apply_top_k_top_p"))
-    return NULL;
+  if (nargs(n, 5, "apply_top_k_top_p")) return NULL;
   TAKE(ensure_torch() == 1 ? 0 : 1);
   tensor_desc t[4];
   const tensor_desc *p[4];
   TAKE(describe_all(a, "TooT", t, p));
-  if (ensure_bound() < 0)
-    return NULL;
+  if (ensure_bound() < 0) return NULL;
   size_t ws = 0;
   void *plan = NULL;
   int st = S.topk_ws(p[0], p[1], p[2], p[3], &ws, &plan);
@@ -664,22 +619,19 @@ static PyObject *fast_topk(PyObject *self, PyObject *const *a, Py_ssize_t n) {
  * first entry point (no v2 option); activation an int (the Python layer maps names) */
 static PyObject *fast_conv(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (nargs(n, 18, "fused_causal_conv1d"))
-    return NULL;
+  if (nargs(n, 18, "fused_causal_conv1d")) return NULL;
   TAKE(ensure_torch() == 1 ? 0 : 1);
   tensor_desc t[11];
   const tensor_desc *p[11];
   int64_t v[6];
-  for (int i = 0; i < 5; i++)
-    TAKE(int_arg(a[11 + i], INT64_MIN, INT64_MAX, &v[i]));
+  for (int i = 0; i < 5; i++) TAKE(int_arg(a[11 + i], INT64_MIN, INT64_MAX, &v[i]));
   TAKE(int_arg(a[16], INT32_MIN, INT32_MAX, &v[5]));
   TAKE(describe_all(a, "TTToooooooo", t, p));
-  if (ensure_bound() < 0)
-    return NULL;
+  if (ensure_bound() < 0) return NULL;
   size_t ws = 0;
   void *plan = NULL;
-  int st = S.conv_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], v[0],
-                     v[1], v[2], v[3], v[4], (int)v[5], &ws, &plan);
+  int st = S.conv_ws(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10],
+                     v[0], v[1], v[2], v[3], v[4], (int)v[5], &ws, &plan);
   return finish(st, ws, plan, S.conv_run, a[17]);
 }
 
@@ -695,40 +647,45 @@ static PyMethodDef methods[] = {
      "slot_mapping, block_tables, spec_token, accepted_num, num_seqs, num_queries, "
      "block_size, ctx) -> True or False"},
     {"gather_pa_kv_cache", FASTCALL(fast_gather),
-     "gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, k_scale, v_scale, "
+     "gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, k_scale, "
+     "v_scale, "
      "key_out, value_out, layout, ctx) -> True or False"},
     {"apply_top_k_top_p", FASTCALL(fast_topk),
      "apply_top_k_top_p(logits, p, k, out, ctx) -> True or False"},
     {"fused_causal_conv1d", FASTCALL(fast_conv),
      "fused_causal_conv1d(x, weight, conv_states, query_start_loc, cache_indices, "
      "num_accepted_tokens, num_computed_tokens, block_idx_first_scheduled_token, "
-     "block_idx_last_scheduled_token, initial_state_idx, bias, pad_slot_id, max_query_len, "
+     "block_idx_last_scheduled_token, initial_state_idx, bias, pad_slot_id, "
+     "max_query_len, "
      "residual_connection, block_size, conv_mode, activation, ctx) -> True or False"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "llmk._fast",
-                                    "llmk's per-step calls without ctypes", -1, methods,
-                                    NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                                    "llmk._fast",
+                                    "llmk's per-step calls without ctypes",
+                                    -1,
+                                    methods,
+                                    NULL,
+                                    NULL,
+                                    NULL,
+                                    NULL};
 
 PyMODINIT_FUNC PyInit__fast(void);
 PyMODINIT_FUNC PyInit__fast(void) {
   PyObject *m = PyModule_Create(&module);
-  if (m == NULL)
-    return NULL;
+  if (m == NULL) return NULL;
   if (intern(&S.s_dtype, "dtype") || intern(&S.s_layout, "layout") ||
       intern(&S.s_is_cpu, "is_cpu") || intern(&S.s_shape, "shape") ||
       intern(&S.s_stride, "stride") || intern(&S.s_data_ptr, "data_ptr") ||
       intern(&S.s_default_threads, "_default_threads") ||
-      intern(&S.s_context_handle, "context_handle") || intern(&S.s_workspace, "workspace") ||
-      intern(&S.s_value, "value") || intern(&S.s_bind, "_bind_fast") ||
-      intern(&S.ctx_key, "llmk._fast.contexts"))
+      intern(&S.s_context_handle, "context_handle") ||
+      intern(&S.s_workspace, "workspace") || intern(&S.s_value, "value") ||
+      intern(&S.s_bind, "_bind_fast") || intern(&S.ctx_key, "llmk._fast.contexts"))
     goto fail;
   S.core = PyImport_ImportModule("llmk._core");
-  if (S.core == NULL)
-    goto fail;
+  if (S.core == NULL) goto fail;
   S.error = PyObject_GetAttrString(S.core, "Error");
-  if (S.error == NULL)
-    goto fail;
+  if (S.error == NULL) goto fail;
   return m;
 fail:
   Py_DECREF(m);
