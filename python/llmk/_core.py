@@ -185,6 +185,8 @@ def load_library(path=None):
                 continue
             _declare(lib)
             _lib, _lib_path = lib, cand
+            if sys.modules.get(__package__ + "._fast") is not None:
+                _bind_fast(lib)  # load_library(path) again: the C module follows
             return lib
         raise OSError("llmk: cannot load libllmk.so; set LLMK_LIBRARY to its path. Tried: "
                       + "; ".join(tried))
@@ -537,10 +539,11 @@ _FAST_FUNCTIONS = ("llmk_plan_destroy", "llmk_last_error",
                    "llmk_fused_causal_conv1d_get_workspace_size", "llmk_fused_causal_conv1d")
 
 
-def _bind_fast():
+def _bind_fast(L=None):
     """Gives llmk._fast the addresses of the loaded ctypes library's entry points (on its
-    first call): the C module calls the very library this module loaded."""
-    L = lib()
+    first call, and when load_library() loads another): the C module calls the very
+    library this module loaded."""
+    L = L if L is not None else lib()
     _fast = sys.modules[__package__ + "._fast"]  # as fast_module() loaded it
     _fast.bind({n: ctypes.cast(getattr(L, n), ctypes.c_void_p).value for n in _FAST_FUNCTIONS})
 
