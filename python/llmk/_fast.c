@@ -318,14 +318,17 @@ static int context_of(PyObject *ctx, void **h) {
       if (n == -1 && PyErr_Occurred()) PyErr_Clear();
       if (n < 1) n = 1; /* default_num_threads(): max(1, ...), 1 when torch fails */
     } else {
-      n = PyLong_Check(d) ? PyLong_AsLong(d) : 0;
+      int over = 0;
+      n = PyLong_CheckExact(d) ? PyLong_AsLongAndOverflow(d, &over) : 0;
       Py_DECREF(d);
       if (n == -1 && PyErr_Occurred()) return -1;
-      if (n == 0) goto slow; /* leave odd values to context_handle() */
+      if (n == 0 || over) goto slow; /* leave odd values to context_handle() */
     }
   } else if (PyLong_CheckExact(ctx)) {
-    n = PyLong_AsLong(ctx);
+    int over = 0;
+    n = PyLong_AsLongAndOverflow(ctx, &over);
     if (n == -1 && PyErr_Occurred()) return -1;
+    if (over) goto slow;
   } else {
     goto slow;
   }

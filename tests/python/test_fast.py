@@ -138,6 +138,28 @@ def main():
     check(fast.scatter_pa_kv_cache(key, value, kc, vc, slot, None, None, 0, ctx) is True,
           "the C module takes an llmk.Context")
     ctx.close()
+    # the other ways of naming the threads, through both paths
+    for what, ctx, default in (("ctx=0", 0, None), ("ctx=True", True, None),
+                               ("ctx=-1", -1, None), ("set_num_threads(3)", None, 3),
+                               ("set_num_threads(1)", None, 1), ("ctx=1 << 70", 1 << 70, None)):
+        llmk.set_num_threads(default)
+        try:
+            a, b, ea, eb = both(lambda kc_, vc_: llmk.scatter_pa_kv_cache(
+                key, value, kc_, vc_, slot, ctx=ctx), kc, vc)
+        except Exception as e:  # not an llmk.Error: through both paths alike?
+            a = b = None
+            ea = eb = type(e)
+            _ops._fast = None
+            try:
+                llmk.scatter_pa_kv_cache(key, value, kc.clone(), vc.clone(), slot, ctx=ctx)
+            except Exception as e2:
+                ea = type(e2)
+            finally:
+                _ops._fast = fast
+        llmk.set_num_threads(None)
+        check(ea == eb, "scatter %s: the same outcome (%r / %r)" % (what, ea, eb))
+        if a is not None:
+            check(same(a[0], b[0]) and same(a[1], b[1]), "scatter %s: the same bits" % what)
 
     # --- refused calls: the same llmk.Error through both paths, nothing written
     f32 = torch.float32
