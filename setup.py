@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
@@ -63,4 +63,10 @@ try:
 except ImportError:
     pass
 
-setup(version=_version(), cmdclass=cmdclass, distclass=BinaryDistribution)
+# llmk._fast: the per-step calls (scatter_pa_kv_cache, ...) on CPU torch tensors without
+# ctypes' per-call cost. Optional: where the compiler or Python.h (python3-dev) is missing
+# the build goes on without it and every call takes the ctypes path. It only imports into
+# the Python it was built for (its file name carries the ABI tag); elsewhere, ctypes.
+fast = Extension("llmk._fast", ["python/llmk/_fast.c"], optional=True)
+
+setup(version=_version(), cmdclass=cmdclass, distclass=BinaryDistribution, ext_modules=[fast])

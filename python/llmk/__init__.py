@@ -28,6 +28,10 @@ With torch installed, ``import llmk`` also registers every op with the torch dis
 as ``torch.ops.llmk.<op>`` (CPU and Meta kernels; see llmk/_torch_ops.py for the schemas),
 so that torch.jit.trace records them; LLMK_NO_TORCH_OPS=1 skips that (and torch's import).
 
+Per-step calls on plain CPU torch tensors (scatter_pa_kv_cache, advance_step, ...) go
+through the optional C module llmk._fast where it was built (~2 us a call instead of ~10 us
+through ctypes; the same results and errors); LLMK_PY_FAST=0 turns it off (python/README.md).
+
 The library is found through the LLMK_LIBRARY environment variable (a path to
 libllmk.so), else ``build/libllmk.so`` of the source tree around this package, else
 ctypes.util.find_library('llmk') / the dynamic loader's path.

@@ -185,6 +185,8 @@ def load_library(path=None):
                 continue
             _declare(lib)
             _lib, _lib_path = lib, cand
+            if sys.modules.get(__package__ + "._fast") is not None:
+                _bind_fast(lib)  # load_library(path) again: the C module follows
             return lib
         raise OSError("llmk: cannot load libllmk.so; set LLMK_LIBRARY to its path. Tried: "
                       + "; ".join(tried))
@@ -525,3 +527,42 @@ def run(phase1, args, runner, ctx):
         lib().llmk_plan_destroy(plan)
         raise
     _check(runner(buf, ws.value, plan, h))  # the run consumes the plan, whatever it returns
+
+
+# ----------------------------------------------------------------------------- llmk._fast
+
+_FAST_FUNCTIONS = ("llmk_plan_destroy", "llmk_last_error",
+                   "llmk_scatter_pa_kv_cache_get_workspace_size", "llmk_scatter_pa_kv_cache",
+                   "llmk_advance_step_get_workspace_size", "llmk_advance_step",
+                   "llmk_gather_pa_kv_cache_get_workspace_size", "llmk_gather_pa_kv_cache",
+                   "llmk_apply_top_k_top_p_get_workspace_size", "llmk_apply_top_k_top_p",
+                   "llmk_fused_causal_conv1d_get_workspace_size", "llmk_fused_causal_conv1d")
+
+
+def _bind_fast(L=None):
+    """Gives llmk._fast the addresses of the loaded ctypes library's entry points (on its
+    first call, and when load_library() loads another): the C module calls the very
+    library this module loaded."""
+    L = L if L is not None else lib()
+    _fast = sys.modules[__package__ + "._fast"]  # as fast_module() loaded it
+    _fast.bind({n: ctypes.cast(getattr(L, n), ctypes.c_void_p).value for n in _FAST_FUNCTIONS})
+
+
+def fast_module():
+    """llmk._fast (the C module of the per-step calls), or None: not built, or turned off
+    with LLMK_PY_FAST=0 (everything through ctypes)."""
+    if os.environ.get("LLMK_PY_FAST", "1") == "0":
+        return None
+    path = os.environ.get("LLMK_PY_FAST_MODULE")  # a build folder's (tests/CMakeLists.txt)
+    if path:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(__package__ + "._fast", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[spec.name] = mod
+        return mod
+    try:
+        from . import _fast
+    except ImportError:
+        return None
+    return _fast

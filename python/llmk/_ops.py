@@ -10,6 +10,8 @@ __all__ = [
     "fused_causal_conv1d",
 ]
 
+_fast = c.fast_module()
+
 _LAYOUTS = {"blocks": 0, "nhd": 0, "hnd": 0, "xsplit": 1, "x-split": 1, "nz": 2}
 
 
@@ -68,6 +70,11 @@ def advance_step(input_tokens, sampled_token_ids, input_positions, seq_lens, slo
     accepted_num are given). num_seqs defaults to block_tables.shape[0], num_queries to
     sampled_token_ids.shape[0] (plain) or num_seqs (speculative); block_size is required.
     Every tensor i32 or i64, any non-negative strides. Returns None."""
+    if _fast is not None and _fast.advance_step(input_tokens, sampled_token_ids,
+                                                input_positions, seq_lens, slot_mapping,
+                                                block_tables, spec_token, accepted_num,
+                                                num_seqs, num_queries, block_size, ctx):
+        return None
     if block_size is None:
         raise TypeError("llmk.advance_step: block_size is required")
     if num_seqs is None:
@@ -109,6 +116,10 @@ def scatter_pa_kv_cache(key, value, key_cache, value_cache, slot_mapping, k_scal
     H, block_size, D], any strides), 'xsplit' or 'nz'. fp8 caches: pass uint8 tensors through llmk.view(cache,
     'fp8_e4m3fn' / 'fp8_e5m2') with k_scale / v_scale (f32 tensor [] / [1] / [H], or a
     Python float). Returns None."""
+    if _fast is not None and _fast.scatter_pa_kv_cache(key, value, key_cache, value_cache,
+                                                       slot_mapping, k_scale, v_scale, layout,
+                                                       ctx):
+        return None  # plain CPU torch tensors: llmk/_fast.c; anything else below
     if _is_hnd(layout):
         key_cache = _hnd_view(key_cache, "key_cache")
         value_cache = _hnd_view(value_cache, "value_cache")
@@ -131,6 +142,11 @@ def gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, k_scale=N
     change, missing outputs are allocated (contiguous, the cache's dtype); otherwise
     pass them. layout 'hnd': the caches are [num_blocks, H, block_size, D].
     Returns key_out, or (key_out, value_out) when value_cache is given."""
+    if _fast is not None and key_out is not None and \
+            (value_cache is None or value_out is not None) and \
+            _fast.gather_pa_kv_cache(key_cache, value_cache, block_tables, seq_lens, k_scale,
+                                     v_scale, key_out, value_out, layout, ctx):
+        return key_out if value_cache is None else (key_out, value_out)
     if _is_hnd(layout):
         key_cache = _hnd_view(key_cache, "key_cache")
         value_cache = _hnd_view(value_cache, "value_cache")
@@ -175,6 +191,8 @@ def apply_top_k_top_p(logits, p=None, k=None, out=None, ctx=None):
     B = _rows(logits, "logits")
     if out is None:
         out = c.like(logits)
+    if _fast is not None and _fast.apply_top_k_top_p(logits, p, k, out, ctx):
+        return out
     tp, kp = vector(p, B, F32, "p")
     tk, kk = vector(k, B, I32, "k")
     L = lib()
@@ -289,6 +307,15 @@ def fused_causal_conv1d(x, weight, conv_states, query_start_loc=None, cache_indi
         except KeyError:
             raise ValueError("llmk.fused_causal_conv1d: activation must be None or 'silu', "
                              "got %r" % (activation,)) from None
+    if _fast is not None and y is None and state_align is None and \
+            has_initial_state is None and cache_seqlens is None and \
+            _fast.fused_causal_conv1d(x, weight, conv_states, query_start_loc, cache_indices,
+                                      num_accepted_tokens, num_computed_tokens,
+                                      block_idx_first_scheduled_token,
+                                      block_idx_last_scheduled_token, initial_state_idx, bias,
+                                      pad_slot_id, max_query_len, residual_connection,
+                                      block_size, conv_mode, act, ctx):
+        return x
     keep = []
     idx = []
     for obj, what in ((query_start_loc, "query_start_loc"),

@@ -5,7 +5,8 @@ LLMK_LIBRARY or PYTHONPATH. Checks that llmk imports from the environment given 
 argv[1] and loads its own libllmk.so, that torch.ops.llmk holds every op, that an op
 called through the dispatcher gives the Python function's bits, that torch.jit.trace
 keeps the op in its graph (and the traced function the same result), and that a meta
-tensor gets its shape. Exit 0: passed; 1: a check failed."""
+tensor gets its shape, and that llmk._fast (the C module of the per-step calls) is installed
+and used where Python.h is. Exit 0: passed; 1: a check failed."""
 
 import os
 import sys
@@ -60,8 +61,32 @@ def main():
     m = torch.ops.llmk.apply_top_k_top_p(torch.empty(5, 17, device="meta"), None, None)
     check(m.device.type == "meta" and tuple(m.shape) == (5, 17),
           "meta tensor: shape (5, 17) inferred")
+    check_fast(llmk, torch, where)
     print("%d failed" % len(fails))
     return 1 if fails else 0
+
+
+def check_fast(llmk, torch, where):
+    """The C module (setup.py's optional extension) is installed in the package and takes
+    scatter_pa_kv_cache's plain calls; built wherever this Python's Python.h is."""
+    import sysconfig
+    from llmk import _ops
+    has_h = os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
+    fast = _ops._fast
+    if fast is None:
+        check(not has_h, "llmk._fast installed (Python.h is there, so setup.py builds it)")
+        if not has_h:
+            print("SKIP llmk._fast: no Python.h (python3-dev): the package is ctypes only")
+        return
+    check(os.path.realpath(os.path.dirname(fast.__file__)) == where,
+          "llmk._fast loaded from the package: %s" % fast.__file__)
+    kc = torch.zeros(8, 16, 2, 64, dtype=torch.bfloat16)
+    key = torch.randn(1, 2, 64).to(torch.bfloat16)
+    slot = torch.tensor([21])
+    check(fast.scatter_pa_kv_cache(key, None, kc, None, slot, None, None, "blocks", None)
+          is True, "llmk._fast takes a plain scatter_pa_kv_cache call")
+    check(torch.equal(kc.view(-1, 2, 64)[21].view(torch.int16), key[0].view(torch.int16)),
+          "llmk._fast wrote slot 21")
 
 
 if __name__ == "__main__":
