@@ -71,12 +71,16 @@ static inline __m512 llmk__avx512_exp_nonpos_fma_ge69(__m512 x) {
   return _mm512_mul_ps(p, _mm512_castsi512_ps(b));
 }
 
+/* Where every lane is >= -69 (NaN not), the fast exp takes max(-|y|, -69): a lane
+ * above 69 then gets exp(-69) for exp(-y), and 1 + t is 1 either way (t < 2^-99), so
+ * y / (1 + t) is y, the same bits. */
 static inline __m512 llmk__avx512_silu(__m512 y) {
   __m512 x = _mm512_or_ps(_mm512_abs_ps(y), _mm512_set1_ps(-0.0f));
-  __m512 t = __builtin_expect(
-                 _mm512_cmp_ps_mask(x, _mm512_set1_ps(-69.0f), _CMP_GE_OQ) == 0xffff, 1)
-                 ? llmk__avx512_exp_nonpos_fma_ge69(x)
-                 : llmk__avx512_exp_nonpos_fma(x);
+  __m512 t =
+      __builtin_expect(
+          _mm512_cmp_ps_mask(y, _mm512_set1_ps(-69.0f), _CMP_GE_OQ) == 0xffff, 1)
+          ? llmk__avx512_exp_nonpos_fma_ge69(_mm512_max_ps(x, _mm512_set1_ps(-69.0f)))
+          : llmk__avx512_exp_nonpos_fma(x);
   __mmask16 neg = _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NGE_UQ);
   __m512 num = _mm512_mask_mul_ps(y, neg, y, t);
   __m512 r = _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), t));
