@@ -17,7 +17,7 @@
  * mode, 4-D keys or values (scenario 3, an Ascend 910_95 form) and numBlocks *
  * blockSize < the number of tokens (every mode) are tiling errors, 561002. The
  * compress tensors must have slotMapping's dtype in every mode (CANN's op_api, 161002)
- * and are refused outside the compressed modes (561000). */
+ * and are not read outside the compressed modes, as CANN's tiling ignores them there. */
 #include <string.h>
 
 #include "acl_internal.h"
@@ -448,11 +448,8 @@ aclnnStatus aclnnScatterPaKvCacheGetWorkspaceSize(
         pa_nz ? "cacheMode \"PA_NZ\"" : "scatterMode \"NHSD\"");
   /* the tiling reads value's descriptor whenever valueCacheRef has dims */
   if (has_v && !value) return TILING("valueCacheRef is given without value");
-  for (int i = CLENS; i < NT; i++)
-    if (in[i])
-      return acl__fail(ACLNN_ERR_INNER, OP,
-                       "%s is only read by scatterMode \"Alibi\", \"Rope\" or \"Omni\"",
-                       NAMES[i]);
+  /* the compress tensors, past the op_api's dtype check, are not read outside the
+   * compressed modes (CANN's tiling ignores them there) */
   if (has_v && value->dtype == ACL_INT8 && key->dtype != ACL_INT8)
     return TILING("an INT8 value needs an INT8 key (key dtype %d)", (int)key->dtype);
   /* 6. the tiling's ranks, shapes and limits (561002) */
