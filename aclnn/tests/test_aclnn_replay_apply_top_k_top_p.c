@@ -158,7 +158,7 @@ static void fill(const tk_case *c, blocks *b) {
       else if (i == P)
         put(c->t[i].dt, b->host[i], k, (float)(c->plo + (c->phi - c->plo) * unit(&x)));
       else
-        ((int32_t *)b->host[i])[k] =
+        ((int32_t *)(void *)b->host[i])[k] =
             (int32_t)(c->klo + (int64_t)(mix(&x) % (uint64_t)(c->khi - c->klo + 1)));
     }
   }
@@ -172,7 +172,7 @@ static void fill(const tk_case *c, blocks *b) {
       if (c->t[P].rank >= 0)
         put(c->t[P].dt, b->host[P], r, (float)(p_hi[r] ? c->phi : c->plo));
       if (c->t[K].rank >= 0)
-        ((int32_t *)b->host[K])[r] = (int32_t)(k_hi[r] ? c->khi : c->klo);
+        ((int32_t *)(void *)b->host[K])[r] = (int32_t)(k_hi[r] ? c->khi : c->klo);
     }
     if (V >= 2) {
       put(c->t[L].dt, b->host[L], 0, (float)c->llo);
@@ -227,7 +227,7 @@ static bool golden(const tk_case *c, blocks *b, unsigned char *want) {
   for (int64_t r = 0; r < B && ok; r++) {
     for (int64_t j = 0; j < V; j++) x[j] = get(dt, b->host[L], r * V + j);
     tkp_ref_args a = {0, 0, 0.0f, 0, 0.0f};
-    if (c->t[K].rank >= 0) a.k = ((const int32_t *)b->host[K])[r];
+    if (c->t[K].rank >= 0) a.k = ((const int32_t *)(const void *)b->host[K])[r];
     a.has_p = c->t[P].rank >= 0;
     tkp_ref_info in;
     for (int tries = 0;; tries++) {
@@ -324,7 +324,7 @@ static int run_with_sorted(const char *name, int64_t B, int64_t V, int irank, in
   fill(&c, &b);
   unsigned char *want = malloc(b.bytes[O]);
   TU_CHECK(golden(&c, &b, want), "%s: no p away from the rounding boundary", name);
-  const float *lg = (const float *)b.host[L];
+  const float *lg = (const float *)(const void *)b.host[L];
   float *sv = malloc((size_t)(B * V) * sizeof *sv);
   int64_t ni = irank == 1 ? B : B * Vi;
   int32_t *si = calloc((size_t)ni, sizeof *si);
