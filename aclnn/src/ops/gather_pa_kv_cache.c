@@ -49,9 +49,13 @@ static const acl__op gather_op = {
 static const acl__op empty_op = {
     OP, NT, 0, acl__noop_plan, acl__noop_run, acl__map_status};
 
+/* 0 when a dim is 0; a product past INT64_MAX saturates (it is only compared with 0) */
 static int64_t numel(const aclTensor *t) {
   int64_t n = 1;
-  for (uint64_t d = 0; d < t->view_rank; d++) n *= t->view_dims[d];
+  for (uint64_t d = 0; d < t->view_rank; d++)
+    if (t->view_dims[d] == 0) return 0;
+  for (uint64_t d = 0; d < t->view_rank; d++)
+    if (__builtin_mul_overflow(n, t->view_dims[d], &n)) return INT64_MAX;
   return n;
 }
 
