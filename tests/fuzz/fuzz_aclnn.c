@@ -284,7 +284,7 @@ static void decode(fz_reader *r, call *c, bool *present) {
       fz_tensor_new(r, &t[0], half_dt, 3, 2, s);
       llmk_dtype d = t[0].t.dtype;
       fz_tensor_new(r, &t[1], i32_dt, 2, 1, s);
-      fz_fill_index(r, &t[1], V + 2);
+      fz_fill_index(r, &t[1], V < INT64_MAX - 2 ? V + 2 : INT64_MAX);
       fz_tensor_new(r, &t[2], &d, 1, 1, s);
       for (int64_t i = 0; i < B && i < 4096; i++)
         fz_set_float(&t[2], i, (float)fz_u8(r) / 200.0f);
