@@ -184,7 +184,7 @@ static void decode(fz_reader *r, call *c, bool *present) {
       for (int64_t i = 0; present[1] && i < B && i < 4096; i++)
         fz_set_float(&t[1], i, (float)fz_u8(r) / 200.0f);
       if (present[2]) fz_tensor_new(r, &t[2], i32_dt, 2, 1, s);
-      if (present[2]) fz_fill_index(r, &t[2], V + 1);
+      if (present[2]) fz_fill_index(r, &t[2], V < INT64_MAX ? V + 1 : V);
       fz_tensor_new(r, &t[3], &d, 1, 2, s);
       break;
     }
