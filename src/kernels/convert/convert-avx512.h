@@ -48,35 +48,37 @@ static inline __m512 llmk__avx512_e5m2_to_f32(__m128i bytes) {
   return _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(bytes), 8));
 }
 
-/* f32 -> fp8 with MBITS mantissa bits: integer rounding for target normals, an exact
- * scaled round-to-even for target subnormals, then saturation and NaN. */
+/* f32 -> fp8 with MBITS mantissa bits: integer rounding for target normals (the
+ * exponent's rebias folded into the rounding constant), saturation by a min (rounding is
+ * monotonic, and the rounded code of anything >= the largest finite value is >= its
+ * code), target subnormals rounded to nearest even by adding 2^(MIN_SUB_EXP + 23) in
+ * f32 (the sum's ulp is the target's subnormal step), then NaN and the sign. */
 static inline __m128i llmk__avx512_f32_to_fp8(__m512 xf, bool e5m2) {
   const int shift = e5m2 ? 21 : 20;
-  const int normal_min = e5m2 ? 0x38800000 : 0x3c800000,
-            sat_min = e5m2 ? 0x47600000 : 0x43e00000;
-  const int sat_code = e5m2 ? 0x7b : 0x7e, exp_adj = e5m2 ? 112 << 2 : 120 << 3;
-  const float sub_scale = e5m2 ? 0x1p16f : 0x1p9f;
+  const int normal_min = e5m2 ? 0x38800000 : 0x3c800000;
+  const int sat_code = e5m2 ? 0x7b : 0x7e;
+  const unsigned rebias = e5m2 ? (112u << 2) << 21 : (120u << 3) << 20;
+  const float magic = e5m2 ? 0x1p7f : 0x1p14f;
   __m512i x = _mm512_castps_si512(xf);
   __m512i u = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
-  __m512i sign = _mm512_and_si512(_mm512_srli_epi32(x, 24), _mm512_set1_epi32(0x80));
-  __m512i lsb = _mm512_and_si512(_mm512_srlv_epi32(u, _mm512_set1_epi32(shift)),
-                                 _mm512_set1_epi32(1));
-  __m512i r = _mm512_add_epi32(u, _mm512_set1_epi32((1 << (shift - 1)) - 1));
-  r = _mm512_srlv_epi32(_mm512_add_epi32(r, lsb), _mm512_set1_epi32(shift));
-  r = _mm512_sub_epi32(r, _mm512_set1_epi32(exp_adj));
-  __m512 y = _mm512_mul_ps(_mm512_castsi512_ps(u), _mm512_set1_ps(sub_scale));
-  y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  r = _mm512_mask_mov_epi32(r, _mm512_cmplt_epi32_mask(u, _mm512_set1_epi32(normal_min)),
-                            _mm512_cvttps_epi32(y));
-  r = _mm512_mask_mov_epi32(r, _mm512_cmpge_epi32_mask(u, _mm512_set1_epi32(sat_min)),
-                            _mm512_set1_epi32(sat_code));
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, shift), _mm512_set1_epi32(1));
+  __m512i r = _mm512_add_epi32(
+      _mm512_add_epi32(u, lsb), _mm512_set1_epi32((int)((1u << (shift - 1)) - 1u - rebias)));
+  r = _mm512_min_epu32(_mm512_srli_epi32(r, shift), _mm512_set1_epi32(sat_code));
+  __m512i y = _mm512_castps_si512(
+      _mm512_add_ps(_mm512_castsi512_ps(u), _mm512_set1_ps(magic)));
+  r = _mm512_mask_sub_epi32(r, _mm512_cmplt_epi32_mask(u, _mm512_set1_epi32(normal_min)),
+                            y, _mm512_castps_si512(_mm512_set1_ps(magic)));
   __m512i nan_code = e5m2 ? _mm512_or_si512(_mm512_set1_epi32(0x7e),
                                             _mm512_and_si512(_mm512_srli_epi32(u, 21),
                                                              _mm512_set1_epi32(1)))
                           : _mm512_set1_epi32(0x7f);
   r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epi32_mask(u, _mm512_set1_epi32(0x7f800000)),
                             nan_code);
-  return _mm512_cvtepi32_epi8(_mm512_or_si512(r, sign));
+  /* r | (x >> 24 & 0x80) */
+  r = _mm512_ternarylogic_epi32(r, _mm512_srli_epi32(x, 24), _mm512_set1_epi32(0x80),
+                                0xf8);
+  return _mm512_cvtepi32_epi8(r);
 }
 
 /* Up to 16 elements of f32, f16 or bf16 (masked) widened to f32. */

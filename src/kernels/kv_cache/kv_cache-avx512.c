@@ -8,10 +8,13 @@ static void quant_avx512(uint8_t *dst, const void *src, llmk_dtype dt, bool e5m2
                          size_t n, float scale) {
   const char *s = src;
   size_t esz = dt == LLMK_F32 ? 4 : 2;
-  const __m512 vs = _mm512_set1_ps(scale);
+  /* x / 2^e is x * 2^-e, the same rounding of the same value (both factors normal) */
+  const bool pow2 = llmk__is_pow2_scale(scale);
+  const __m512 vs = _mm512_set1_ps(pow2 ? 1.0f / scale : scale);
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = llmk__mask16(n - i);
-    __m512 x = _mm512_div_ps(llmk__avx512_load_f32(s + i * esz, dt, m), vs);
+    __m512 v = llmk__avx512_load_f32(s + i * esz, dt, m);
+    __m512 x = pow2 ? _mm512_mul_ps(v, vs) : _mm512_div_ps(v, vs);
     _mm_mask_storeu_epi8(
         dst + i, m,
         e5m2 ? llmk__avx512_f32_to_fp8(x, true) : llmk__avx512_f32_to_fp8(x, false));

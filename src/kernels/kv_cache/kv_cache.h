@@ -34,6 +34,15 @@ typedef struct llmk__kv_kernels {
                        int64_t rows, int64_t cols);
 } llmk__kv_kernels;
 
+/* Whether scale is 2^e with e in [-126, 126]: then dividing by it is multiplying by
+ * 1 / scale, bit for bit (1 / scale is exact and normal, so also under DAZ). */
+static inline bool llmk__is_pow2_scale(float scale) {
+  uint32_t u;
+  __builtin_memcpy(&u, &scale, 4);
+  uint32_t e = u >> 23 & 0xff;
+  return (u & 0x807fffffu) == 0 && e >= 1 && e <= 253;
+}
+
 #define LLMK__KV_VARIANTS(X) \
   LLMK__IF_NEON(X(kv, neon)) \
   LLMK__IF_AVX512(X(kv, avx512)) LLMK__IF_AVX2(X(kv, avx2)) X(kv, scalar)
