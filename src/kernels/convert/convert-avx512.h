@@ -62,11 +62,12 @@ static inline __m128i llmk__avx512_f32_to_fp8(__m512 xf, bool e5m2) {
   __m512i x = _mm512_castps_si512(xf);
   __m512i u = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, shift), _mm512_set1_epi32(1));
-  __m512i r = _mm512_add_epi32(
-      _mm512_add_epi32(u, lsb), _mm512_set1_epi32((int)((1u << (shift - 1)) - 1u - rebias)));
+  __m512i r =
+      _mm512_add_epi32(_mm512_add_epi32(u, lsb),
+                       _mm512_set1_epi32((int)((1u << (shift - 1)) - 1u - rebias)));
   r = _mm512_min_epu32(_mm512_srli_epi32(r, shift), _mm512_set1_epi32(sat_code));
-  __m512i y = _mm512_castps_si512(
-      _mm512_add_ps(_mm512_castsi512_ps(u), _mm512_set1_ps(magic)));
+  __m512i y =
+      _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(u), _mm512_set1_ps(magic)));
   r = _mm512_mask_sub_epi32(r, _mm512_cmplt_epi32_mask(u, _mm512_set1_epi32(normal_min)),
                             y, _mm512_castps_si512(_mm512_set1_ps(magic)));
   __m512i nan_code = e5m2 ? _mm512_or_si512(_mm512_set1_epi32(0x7e),

@@ -75,9 +75,9 @@ typedef struct llmk__kv_side {
   int64_t H, D;
   llmk__kv_run *runs;
   int64_t nruns;
-  bool group;     /* see move_group() */
-  bool unit_copy; /* a bit copy whose runs all have unit strides on both sides */
-  size_t row_bytes;  /* kv_plan.rows: bytes per token */
+  bool group;       /* see move_group() */
+  bool unit_copy;   /* a bit copy whose runs all have unit strides on both sides */
+  size_t row_bytes; /* kv_plan.rows: bytes per token */
   int64_t row_step; /* kv_plan.rows: bytes from one slot to the next */
 } llmk__kv_side;
 

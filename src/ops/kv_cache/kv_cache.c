@@ -446,8 +446,8 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
     if (!k->present || k->nruns == 0) continue;
     int64_t sb;
     if (!k->unit_copy || k->nruns != 1 || k->runs[0].tok_off != 0 ||
-        k->runs[0].cache_off != 0 ||
-        __builtin_mul_overflow(bs, k->cache_so, &sb) || sb != k->cache_sb)
+        k->runs[0].cache_off != 0 || __builtin_mul_overflow(bs, k->cache_so, &sb) ||
+        sb != k->cache_sb)
       pp->rows = false;
     k->row_bytes = (size_t)k->runs[0].len * k->tok_esz;
     k->row_step = k->cache_so * (int64_t)k->cache_esz;
