@@ -102,14 +102,39 @@ static void run_cols(const conv_job *j, const seq_info *s, int64_t b, int64_t d0
  * whole item rows, which keeps each token row's reads contiguous. */
 #define DECODE_SLICE 512
 
+/* Touches the rows a slice reads (history, state, tokens) and writes (state, outputs)
+ * one slice ahead: the copies of steps 1-2 wait on memory while the conv before them
+ * (with SiLU, mostly arithmetic) would leave it idle. */
+static void prefetch_cols(const conv_job *j, const seq_info *s, int64_t d0, size_t n) {
+  const conv_plan *p = j->p;
+  const size_t rb = n * p->esz;
+  for (size_t o = 0; o < rb; o += 64) {
+    if (!s->zero_hist)
+      for (int64_t r = 0; r < s->hn && r < p->C; r++)
+        __builtin_prefetch(lrow(p, s->R, r, d0) + o, 0, 3);
+    if (s->W >= 0 && s->W != s->R)
+      for (int64_t r = 0; r < p->C; r++)
+        __builtin_prefetch(lrow(p, s->W, r, d0) + o, 1, 3);
+    for (int64_t i = 0; i < s->L; i++) {
+      __builtin_prefetch(xrow(p, s, i, d0) + o, 0, 3);
+      __builtin_prefetch(yrow(p, s, i, d0) + o, 1, 3);
+    }
+  }
+}
+
 static void run_item(const conv_job *j, int64_t b, int64_t blk, char *scratch) {
   const seq_info *s = &j->si[b];
   if (s->skip) return;
   const int64_t d0 = blk * j->wblk,
                 n = j->p->dim - d0 < j->wblk ? j->p->dim - d0 : j->wblk;
-  const int64_t slice = s->L <= LLMK__CONV_TILE ? DECODE_SLICE : n;
-  for (int64_t c = 0; c < n; c += slice)
+  const bool decode = s->L <= LLMK__CONV_TILE;
+  const int64_t slice = decode ? DECODE_SLICE : n;
+  for (int64_t c = 0; c < n; c += slice) {
+    if (decode && c + slice < n)
+      prefetch_cols(j, s, d0 + c + slice,
+                    (size_t)(n - c - slice < slice ? n - c - slice : slice));
     run_cols(j, s, b, d0 + c, (size_t)(n - c < slice ? n - c : slice), scratch);
+  }
 }
 
 /* First item whose cumulative cost start is >= t (items: sequence-major, nblk each). */
