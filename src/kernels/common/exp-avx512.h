@@ -60,30 +60,30 @@ static inline __m512 llmk__avx512_exp_nonpos_fma(__m512 x) {
 }
 
 /* llmk__avx512_exp_nonpos_fma where every lane is >= -69: the result is normal, so the
- * range mask and the second scaling step (by 2^0, exact) change nothing, and rounding by
- * the magic constant is rounding to nearest even: the same bits in fewer operations. */
+ * range mask and the second scaling step (by 2^0, exact) change nothing, rounding by
+ * the magic constant is rounding to nearest even, and p * 2^n is exact, as scalef
+ * computes it: the same bits in fewer operations. */
 static inline __m512 llmk__avx512_exp_nonpos_fma_ge69(__m512 x) {
   __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LLMK__EXP_LOG2E)),
                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 p = llmk__avx512_exp_mantissa(x, n, 1);
-  __m512i b = _mm512_slli_epi32(
-      _mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_mul_ps(p, _mm512_castsi512_ps(b));
+  return _mm512_scalef_ps(llmk__avx512_exp_mantissa(x, n, 1), n);
 }
 
 /* Where every lane is >= -69 (NaN not), the fast exp takes max(-|y|, -69): a lane
  * above 69 then gets exp(-69) for exp(-y), and 1 + t is 1 either way (t < 2^-99), so
- * y / (1 + t) is y, the same bits. */
+ * y / (1 + t) is y, the same bits; no lane is -inf there. */
 static inline __m512 llmk__avx512_silu(__m512 y) {
-  __m512 x = _mm512_or_ps(_mm512_abs_ps(y), _mm512_set1_ps(-0.0f));
-  __m512 t =
-      __builtin_expect(
-          _mm512_cmp_ps_mask(y, _mm512_set1_ps(-69.0f), _CMP_GE_OQ) == 0xffff, 1)
-          ? llmk__avx512_exp_nonpos_fma_ge69(_mm512_max_ps(x, _mm512_set1_ps(-69.0f)))
-          : llmk__avx512_exp_nonpos_fma(x);
+  __m512 x = _mm512_or_ps(y, _mm512_set1_ps(-0.0f)); /* -|y| */
   __mmask16 neg = _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NGE_UQ);
-  __m512 num = _mm512_mask_mul_ps(y, neg, y, t);
-  __m512 r = _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), t));
+  if (__builtin_expect(
+          _mm512_cmp_ps_mask(y, _mm512_set1_ps(-69.0f), _CMP_GE_OQ) == 0xffff, 1)) {
+    __m512 t = llmk__avx512_exp_nonpos_fma_ge69(_mm512_max_ps(x, _mm512_set1_ps(-69.0f)));
+    return _mm512_div_ps(_mm512_mask_mul_ps(y, neg, y, t),
+                         _mm512_add_ps(_mm512_set1_ps(1.0f), t));
+  }
+  __m512 t = llmk__avx512_exp_nonpos_fma(x);
+  __m512 r = _mm512_div_ps(_mm512_mask_mul_ps(y, neg, y, t),
+                           _mm512_add_ps(_mm512_set1_ps(1.0f), t));
   __mmask16 ninf = _mm512_cmp_ps_mask(y, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
   return _mm512_mask_mov_ps(r, ninf, _mm512_set1_ps(-0.0f));
 }
