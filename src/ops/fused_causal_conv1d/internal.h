@@ -17,7 +17,10 @@
 
 extern const char llmk__fcc_op[];
 
-#define PARALLEL_MIN 65536 /* bytes moved below which the call stays on one thread */
+/* Cost-weighted bytes below which the call stays on one thread: a decode step of one
+ * sequence of 8192 channels (cost 9: 147 KiB, ~10 us of work) ran 1.1-2x slower split
+ * over 2 threads than on one (waking and feeding the second costs more than it saves). */
+#define PARALLEL_MIN (256 * 1024)
 /* the most a sequence's cost and the costs' sum count (run.c multiplies the sum by
  * at most 257 channel blocks, and by dim * esz with a check) */
 #define FCC_COST_MAX (INT64_MAX / 512)
