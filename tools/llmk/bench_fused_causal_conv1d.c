@@ -20,7 +20,75 @@
 
 #include "bench.h"
 #include "fused_causal_conv1d_ref.h"
+#include "kernels/common/exp.h" /* the library's SiLU: the floor below is its cost */
 #include "ref_util.h"
+
+/* ------------------------------------------ the floor of the SiLU cases
+ * SiLU alone, with the library's own SiLU for the ISA in use (AVX-512 or scalar), on as
+ * many f32 values as the case's outputs, from and to L1-resident buffers, on the
+ * context's threads: no conv, no memory traffic, no conversion. The conv with bias + SiLU
+ * cannot take less than the plain conv plus this, unless the two overlap. */
+enum { SILU_CHUNK = 1024, SILU_PARTS_MAX = 64 };
+
+static void silu_scalar(const float *x, float *y, size_t n) {
+  for (size_t i = 0; i < n; i++) y[i] = llmk__silu(x[i]);
+}
+#if defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__) /* GCC target pragmas */
+#define SILU_AVX512 1
+#include <immintrin.h>
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma")
+#include "kernels/common/exp-avx512.h"
+static void silu_avx512(const float *x, float *y, size_t n) {
+  for (size_t i = 0; i + 64 <= n; i += 64) {
+    __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16),
+           c = _mm512_loadu_ps(x + i + 32), d = _mm512_loadu_ps(x + i + 48);
+    _mm512_storeu_ps(y + i, llmk__avx512_silu(a));
+    _mm512_storeu_ps(y + i + 16, llmk__avx512_silu(b));
+    _mm512_storeu_ps(y + i + 32, llmk__avx512_silu(c));
+    _mm512_storeu_ps(y + i + 48, llmk__avx512_silu(d));
+  }
+}
+#pragma GCC pop_options
+#else
+#define SILU_AVX512 0
+#define silu_avx512 silu_scalar
+#endif
+
+static bool silu_simd(void) {
+  return SILU_AVX512 && llmk_get_isa() == LLMK_ISA_AVX512;
+}
+
+typedef struct silu_job {
+  const bench_env *env;
+  int64_t n; /* values in all */
+  int parts;
+  float x[SILU_CHUNK];
+  float y[SILU_PARTS_MAX][SILU_CHUNK];
+} silu_job;
+
+static void silu_range(void *arg, int64_t begin, int64_t end) {
+  silu_job *j = arg;
+  bool simd = silu_simd();
+  for (int64_t part = begin; part < end; part++) {
+    int64_t a = j->n / j->parts * part,
+            b = part == j->parts - 1 ? j->n : a + j->n / j->parts;
+    for (int64_t i = a; i < b; i += SILU_CHUNK) {
+      if (simd)
+        silu_avx512(j->x, j->y[part], SILU_CHUNK);
+      else
+        silu_scalar(j->x, j->y[part], SILU_CHUNK);
+      __asm__ volatile("" ::: "memory");
+    }
+  }
+}
+
+static int run_silu_floor(void *arg) {
+  silu_job *j = arg;
+  bench_parallel(j->env, j->parts, j->parts, silu_range, j);
+  return 0;
+}
 
 enum { KTAPS = 3 }; /* unless a case says otherwise */
 
@@ -339,6 +407,25 @@ static void run_case(bench_env *env, const cc_case *c, const char *shape,
                         &opb, &fl);
       bench_target_floor(&r, "23.1", "plain conv (no bias, no SiLU), same shape", &opb,
                          &fl, 1.2);
+      silu_job *sj = bench_alloc(sizeof *sj, 0);
+      sj->env = env;
+      sj->n = T * dim;
+      sj->parts = env->ctx ? llmk_context_num_threads(env->ctx) : 1;
+      if (sj->parts > SILU_PARTS_MAX) sj->parts = SILU_PARTS_MAX;
+      for (int i = 0; i < SILU_CHUNK; i++) /* pre-activations of order 1, both signs */
+        sj->x[i] = (float)((i * 7919) % 2001 - 1000) / 250.0f;
+      bench_progress(env, "    SiLU alone...\n");
+      bench_timing ts = bench_time_only(env, run_silu_floor, NULL, sj, 7, 1000);
+      if (!ts.status && !fl.status) {
+        char name[96];
+        snprintf(name, sizeof name,
+                 "floor: SiLU alone on as many values, in registers (%s)",
+                 silu_simd() ? "avx512" : "scalar");
+        bench_add_extra(&r, name, ts.median, ts.min);
+        bench_add_extra(&r, "floor without overlap: plain conv + SiLU alone",
+                        fl.median + ts.median, fl.min + ts.min);
+      }
+      bench_free(sj);
     }
     bench_target_want(&r, BENCH_T_PCT_COPY, "23.1", 85);
   }
