@@ -78,7 +78,6 @@ typedef struct llmk__kv_side {
   bool group;       /* see move_group() */
   bool unit_copy;   /* a bit copy whose runs all have unit strides on both sides */
   size_t row_bytes; /* kv_plan.rows: bytes per token */
-  int64_t row_step; /* kv_plan.rows: bytes from one slot to the next */
 } llmk__kv_side;
 
 float llmk__kv_scale_of(const llmk__kv_side *k, int64_t head);

@@ -450,7 +450,6 @@ llmk_status llmk__kv_plan(const char *op, bool gather, llmk__kv_side_args sides[
         sb != k->cache_sb)
       pp->rows = false;
     k->row_bytes = (size_t)k->runs[0].len * k->tok_esz;
-    k->row_step = k->cache_so * (int64_t)k->cache_esz;
   }
   *workspace_size = ws;
   *plan = out;

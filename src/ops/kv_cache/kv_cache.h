@@ -44,8 +44,8 @@ typedef struct kv_plan {
   int64_t B, max_blocks;
   const llmk__kv_kernels *kern;
   /* every side that moves anything is one bit copy per token (a single run of unit
-   * strides) and its slots lie row_step apart (block stride = block_size x slot stride):
-   * a token is then one copy to cache + slot * row_step, no division, no run list */
+   * strides) and its slots lie one slot stride apart (block stride = block_size x slot
+   * stride): a token is then one copy to slot * slot stride, no division, no run list */
   bool rows;
   kv_compress cz; /* scatter_pa_kv_cache_compressed (then only op, T, num_blocks,
                      block_size, num_slots and slots are set besides) */
