@@ -56,44 +56,65 @@ static void fence_avx512(void) {
   _mm_sfence();
 }
 
-/* 32 columns (dst elements) at a time: two gathers of 16 pairs of elements (i, i + 1) of
- * 32 src rows, split by two permutes into dst rows i and i + 1, one 64-byte line each.
- * The rest (an odd last row, fewer than 32 columns, strides the 32-bit gather offsets
- * cannot hold) element by element. */
+/* Blocks of 32 dst rows x 8 dst columns: eight 64-byte loads (32 elements of 8 src rows),
+ * an 8 x 8 transpose of 16-bit elements within each 128-bit lane (three rounds of
+ * unpacks), and 32 stores of 16 bytes (8 elements of one dst row). No gathers, and no
+ * limit on the strides. The edges element by element. */
+#define T16_STORE(L, k)                                                     \
+  _mm_storeu_si128((__m128i *)(void *)(d + (size_t)(8 * (L) + (k)) * drow), \
+                   _mm512_extracti32x4_epi32(c[k], L))
+#define T16_STORE_LANE(L) \
+  do {                    \
+    T16_STORE(L, 0);      \
+    T16_STORE(L, 1);      \
+    T16_STORE(L, 2);      \
+    T16_STORE(L, 3);      \
+    T16_STORE(L, 4);      \
+    T16_STORE(L, 5);      \
+    T16_STORE(L, 6);      \
+    T16_STORE(L, 7);      \
+  } while (0)
+
 static void transpose16_avx512(char *dst, size_t drow, const char *src, size_t srow,
                                int64_t rows, int64_t cols) {
-  int64_t j0 = 0;
-  if (srow <= (size_t)INT32_MAX / 32) {
-    const __m512i off = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32((int)srow));
-    short ev[32], od[32];
-    for (int l = 0; l < 32; l++) {
-      ev[l] = (short)(2 * l);
-      od[l] = (short)(2 * l + 1);
-    }
-    const __m512i even = _mm512_loadu_si512(ev), odd = _mm512_loadu_si512(od);
-    for (; j0 + 32 <= cols; j0 += 32) {
-      const char *s0 = src + (size_t)j0 * srow, *s1 = s0 + 16 * srow;
-      char *d = dst + (size_t)j0 * 2;
-      int64_t i = 0;
-      for (; i + 2 <= rows; i += 2) {
-        __m512i lo = _mm512_i32gather_epi32(off, s0 + i * 2, 1);
-        __m512i hi = _mm512_i32gather_epi32(off, s1 + i * 2, 1);
-        _mm512_storeu_si512(d + (size_t)i * drow,
-                            _mm512_permutex2var_epi16(lo, even, hi));
-        _mm512_storeu_si512(d + (size_t)(i + 1) * drow,
-                            _mm512_permutex2var_epi16(lo, odd, hi));
+  int64_t i0 = 0;
+  for (; i0 + 32 <= rows; i0 += 32) {
+    int64_t j0 = 0;
+    for (; j0 + 8 <= cols; j0 += 8) {
+      const char *sp = src + (size_t)j0 * srow + (size_t)i0 * 2;
+      __m512i r[8], a[8], b[8], c[8];
+      for (int q = 0; q < 8; q++)
+        r[q] = _mm512_loadu_si512((const void *)(sp + (size_t)q * srow));
+      for (int q = 0; q < 4; q++) { /* pairs of rows, elements 0-3 and 4-7 of a lane */
+        a[2 * q] = _mm512_unpacklo_epi16(r[2 * q], r[2 * q + 1]);
+        a[2 * q + 1] = _mm512_unpackhi_epi16(r[2 * q], r[2 * q + 1]);
       }
-      for (; i < rows; i++)
-        for (int64_t j = j0; j < j0 + 32; j++)
-          memcpy(dst + (size_t)i * drow + j * 2, src + (size_t)j * srow + i * 2, 2);
+      for (int q = 0; q < 2; q++) { /* four rows: elements (0,1) (2,3) (4,5) (6,7) */
+        b[4 * q] = _mm512_unpacklo_epi32(a[4 * q], a[4 * q + 2]);
+        b[4 * q + 1] = _mm512_unpackhi_epi32(a[4 * q], a[4 * q + 2]);
+        b[4 * q + 2] = _mm512_unpacklo_epi32(a[4 * q + 1], a[4 * q + 3]);
+        b[4 * q + 3] = _mm512_unpackhi_epi32(a[4 * q + 1], a[4 * q + 3]);
+      }
+      for (int q = 0; q < 4; q++) { /* eight rows: c[k] lane L = element 8L + k */
+        c[2 * q] = _mm512_unpacklo_epi64(b[q], b[q + 4]);
+        c[2 * q + 1] = _mm512_unpackhi_epi64(b[q], b[q + 4]);
+      }
+      char *d = dst + (size_t)i0 * drow + (size_t)j0 * 2;
+      T16_STORE_LANE(0);
+      T16_STORE_LANE(1);
+      T16_STORE_LANE(2);
+      T16_STORE_LANE(3);
     }
+    for (int64_t i = i0; i < i0 + 32; i++)
+      for (int64_t j = j0; j < cols; j++)
+        memcpy(dst + (size_t)i * drow + j * 2, src + (size_t)j * srow + i * 2, 2);
   }
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = j0; j < cols; j++)
+  for (int64_t i = i0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
       memcpy(dst + (size_t)i * drow + j * 2, src + (size_t)j * srow + i * 2, 2);
 }
+#undef T16_STORE_LANE
+#undef T16_STORE
 
 /* 4 x 4 blocks of 16-byte elements: four 64-byte loads, a 4 x 4 transpose of their
  * 128-bit lanes, four 64-byte stores; the edges element by element. */
