@@ -149,9 +149,35 @@ static void transpose128_avx512(char *dst, size_t drow, const char *src, size_t 
              src + (size_t)j * srow + (size_t)i * 16, 16);
 }
 
+/* 2 x 2 blocks of 32-byte elements: two 64-byte loads, two 256-bit lane shuffles, two
+ * 64-byte stores; the edges element by element. */
+static void transpose256_avx512(char *dst, size_t drow, const char *src, size_t srow,
+                                int64_t rows, int64_t cols) {
+  int64_t i0 = 0;
+  for (; i0 + 2 <= rows; i0 += 2) {
+    int64_t j0 = 0;
+    for (; j0 + 2 <= cols; j0 += 2) {
+      const char *s = src + (size_t)j0 * srow + (size_t)i0 * 32;
+      __m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + srow);
+      char *o = dst + (size_t)i0 * drow + (size_t)j0 * 32;
+      _mm512_storeu_si512(o, _mm512_shuffle_i64x2(a, b, 0x44));        /* a0 b0 */
+      _mm512_storeu_si512(o + drow, _mm512_shuffle_i64x2(a, b, 0xee)); /* a1 b1 */
+    }
+    for (int64_t i = i0; i < i0 + 2; i++)
+      for (int64_t j = j0; j < cols; j++)
+        memcpy(dst + (size_t)i * drow + (size_t)j * 32,
+               src + (size_t)j * srow + (size_t)i * 32, 32);
+  }
+  for (int64_t i = i0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      memcpy(dst + (size_t)i * drow + (size_t)j * 32,
+             src + (size_t)j * srow + (size_t)i * 32, 32);
+}
+
 const llmk__kv_kernels llmk__kv_kernels_avx512 = {.isa = LLMK_ISA_AVX512,
                                                   .transpose16 = transpose16_avx512,
                                                   .transpose128 = transpose128_avx512,
+                                                  .transpose256 = transpose256_avx512,
                                                   .quant = quant_avx512,
                                                   .dequant = dequant_avx512,
                                                   .copy = copy_avx512,

@@ -106,15 +106,15 @@ void llmk__kv_move_token(const llmk__kv_side *k, char *tok, char *cache, bool st
   }
 }
 
-/* Whether runs [r0, r1) are bit copies of 16-byte pieces that follow each other in the
+/* Whether runs [r0, r1) are bit copies of pieces of `bytes` that follow each other in the
  * token row, one cache row apart (the same distance between every two), and slots are
- * 16 bytes apart: then moving g tokens is a transpose of 16-byte elements. */
-static bool pieces_in_rows(const llmk__kv_side *k, int64_t r0, int64_t r1) {
+ * `bytes` apart: then moving g tokens is a transpose of elements of that size. */
+static bool pieces_in_rows(const llmk__kv_side *k, int64_t r0, int64_t r1, size_t bytes) {
   if (k->mode != LLMK__KV_COPY || k->tok_esz != k->cache_esz ||
-      (size_t)k->cache_so * k->cache_esz != 16)
+      (size_t)k->cache_so * k->cache_esz != bytes)
     return false;
   const llmk__kv_run *a = &k->runs[r0];
-  int64_t piece = 16 / (int64_t)k->tok_esz,
+  int64_t piece = (int64_t)bytes / (int64_t)k->tok_esz,
           crow = r1 - r0 > 1 ? k->runs[r0 + 1].cache_off - a->cache_off : 0;
   if (crow < 0) return false;
   for (int64_t r = r0; r < r1; r++) {
@@ -147,18 +147,22 @@ void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *ca
       int64_t tj = rb >= 64 ? 1 : (int64_t)(64 / rb), r1 = r0;
       while (r1 < k->nruns && (k->runs[r1].cache_stride == 1 || k->runs[r1].len == 1))
         r1++;
-      if (rb == 16 && pieces_in_rows(k, r0, r1) && k->kern->transpose128) {
-        /* 16-byte pieces (x-split keys), one after the other in the token row and one
-         * row of slots apart in the cache: a transpose of 16-byte elements */
+      void (*tr_fn)(char *, size_t, const char *, size_t, int64_t, int64_t) =
+          rb == 16   ? k->kern->transpose128
+          : rb == 32 ? k->kern->transpose256
+                     : NULL;
+      if (tr_fn && pieces_in_rows(k, r0, r1, rb)) {
+        /* 16- or 32-byte pieces (x-split keys, NZ), one after the other in the token
+         * row and one row of slots apart in the cache: a transpose of such elements */
         char *c0 = cache + (size_t)run->cache_off * k->cache_esz,
              *tr = tok0 + (size_t)run->tok_off * k->tok_esz;
         size_t crow = r1 - r0 > 1 ? (size_t)(k->runs[r0 + 1].cache_off - run->cache_off) *
                                         k->cache_esz
                                   : 0;
         if (k->gather)
-          k->kern->transpose128(tr, tstep, c0, crow, g, r1 - r0);
+          tr_fn(tr, tstep, c0, crow, g, r1 - r0);
         else
-          k->kern->transpose128(c0, crow, tr, tstep, r1 - r0, g);
+          tr_fn(c0, crow, tr, tstep, r1 - r0, g);
         r0 = r1;
         continue;
       }

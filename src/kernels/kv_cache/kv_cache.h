@@ -32,6 +32,10 @@ typedef struct llmk__kv_kernels {
    * rows of their (head, piece)) */
   void (*transpose128)(char *dst, size_t dst_row, const char *src, size_t src_row,
                        int64_t rows, int64_t cols);
+  /* and with elements of 32 bytes (NZ: a token's 32-byte pieces to the rows of their
+   * fractal) */
+  void (*transpose256)(char *dst, size_t dst_row, const char *src, size_t src_row,
+                       int64_t rows, int64_t cols);
 } llmk__kv_kernels;
 
 /* Whether scale is 2^e with e in [-126, 126]: then dividing by it is multiplying by
