@@ -118,8 +118,24 @@ static void transpose16_avx512(char *dst, size_t drow, const char *src, size_t s
 
 /* 4 x 4 blocks of 16-byte elements: four 64-byte loads, a 4 x 4 transpose of their
  * 128-bit lanes, four 64-byte stores; the edges element by element. */
+/* A 64-byte store, non-temporal when nt (o then 64-byte aligned). */
+static inline void store64(char *o, __m512i v, bool nt) {
+  if (nt)
+    _mm512_stream_si512((void *)o, v);
+  else
+    _mm512_storeu_si512(o, v);
+}
+
+/* Whether every 64-byte store of a transpose to dst (rows drow bytes apart, stores at
+ * multiples of 64 bytes from a row's start) can be non-temporal: streaming asked, and
+ * all of them aligned. */
+static inline bool nt_ok(const char *dst, size_t drow, bool stream) {
+  return stream && ((uintptr_t)dst & 63) == 0 && drow % 64 == 0;
+}
+
 static void transpose128_avx512(char *dst, size_t drow, const char *src, size_t srow,
-                                int64_t rows, int64_t cols) {
+                                int64_t rows, int64_t cols, bool stream) {
+  const bool nt = nt_ok(dst, drow, stream);
   int64_t i0 = 0;
   for (; i0 + 4 <= rows; i0 += 4) {
     int64_t j0 = 0;
@@ -133,10 +149,10 @@ static void transpose128_avx512(char *dst, size_t drow, const char *src, size_t 
               t2 = _mm512_shuffle_i64x2(c, d, 0x44),
               t3 = _mm512_shuffle_i64x2(c, d, 0xee);
       char *o = dst + (size_t)i0 * drow + (size_t)j0 * 16;
-      _mm512_storeu_si512(o, _mm512_shuffle_i64x2(t0, t2, 0x88));        /* a0 b0 c0 d0 */
-      _mm512_storeu_si512(o + drow, _mm512_shuffle_i64x2(t0, t2, 0xdd)); /* a1 b1 c1 d1 */
-      _mm512_storeu_si512(o + 2 * drow, _mm512_shuffle_i64x2(t1, t3, 0x88)); /* a2 ... */
-      _mm512_storeu_si512(o + 3 * drow, _mm512_shuffle_i64x2(t1, t3, 0xdd));
+      store64(o, _mm512_shuffle_i64x2(t0, t2, 0x88), nt);            /* a0 b0 c0 d0 */
+      store64(o + drow, _mm512_shuffle_i64x2(t0, t2, 0xdd), nt);     /* a1 b1 c1 d1 */
+      store64(o + 2 * drow, _mm512_shuffle_i64x2(t1, t3, 0x88), nt); /* a2 ... */
+      store64(o + 3 * drow, _mm512_shuffle_i64x2(t1, t3, 0xdd), nt);
     }
     for (int64_t i = i0; i < i0 + 4; i++)
       for (int64_t j = j0; j < cols; j++)
@@ -152,7 +168,8 @@ static void transpose128_avx512(char *dst, size_t drow, const char *src, size_t 
 /* 2 x 2 blocks of 32-byte elements: two 64-byte loads, two 256-bit lane shuffles, two
  * 64-byte stores; the edges element by element. */
 static void transpose256_avx512(char *dst, size_t drow, const char *src, size_t srow,
-                                int64_t rows, int64_t cols) {
+                                int64_t rows, int64_t cols, bool stream) {
+  const bool nt = nt_ok(dst, drow, stream);
   int64_t i0 = 0;
   for (; i0 + 2 <= rows; i0 += 2) {
     int64_t j0 = 0;
@@ -160,8 +177,8 @@ static void transpose256_avx512(char *dst, size_t drow, const char *src, size_t 
       const char *s = src + (size_t)j0 * srow + (size_t)i0 * 32;
       __m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + srow);
       char *o = dst + (size_t)i0 * drow + (size_t)j0 * 32;
-      _mm512_storeu_si512(o, _mm512_shuffle_i64x2(a, b, 0x44));        /* a0 b0 */
-      _mm512_storeu_si512(o + drow, _mm512_shuffle_i64x2(a, b, 0xee)); /* a1 b1 */
+      store64(o, _mm512_shuffle_i64x2(a, b, 0x44), nt);        /* a0 b0 */
+      store64(o + drow, _mm512_shuffle_i64x2(a, b, 0xee), nt); /* a1 b1 */
     }
     for (int64_t i = i0; i < i0 + 2; i++)
       for (int64_t j = j0; j < cols; j++)

@@ -147,7 +147,7 @@ void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *ca
       int64_t tj = rb >= 64 ? 1 : (int64_t)(64 / rb), r1 = r0;
       while (r1 < k->nruns && (k->runs[r1].cache_stride == 1 || k->runs[r1].len == 1))
         r1++;
-      void (*tr_fn)(char *, size_t, const char *, size_t, int64_t, int64_t) =
+      void (*tr_fn)(char *, size_t, const char *, size_t, int64_t, int64_t, bool) =
           rb == 16   ? k->kern->transpose128
           : rb == 32 ? k->kern->transpose256
                      : NULL;
@@ -160,9 +160,9 @@ void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *ca
                                         k->cache_esz
                                   : 0;
         if (k->gather)
-          tr_fn(tr, tstep, c0, crow, g, r1 - r0);
+          tr_fn(tr, tstep, c0, crow, g, r1 - r0, stream);
         else
-          tr_fn(c0, crow, tr, tstep, r1 - r0, g);
+          tr_fn(c0, crow, tr, tstep, r1 - r0, g, stream);
         r0 = r1;
         continue;
       }

@@ -29,13 +29,13 @@ typedef struct llmk__kv_kernels {
   void (*transpose16)(char *dst, size_t dst_row, const char *src, size_t src_row,
                       int64_t rows, int64_t cols);
   /* the same with elements of 16 bytes (x-split keys: a token's 16-byte pieces to the
-   * rows of their (head, piece)) */
+   * rows of their (head, piece)), and of 32 bytes (NZ: a token's 32-byte pieces to the
+   * rows of their fractal); with `stream`, whole 64-byte lines of dst may be written with
+   * non-temporal stores (then the caller calls fence() when done) */
   void (*transpose128)(char *dst, size_t dst_row, const char *src, size_t src_row,
-                       int64_t rows, int64_t cols);
-  /* and with elements of 32 bytes (NZ: a token's 32-byte pieces to the rows of their
-   * fractal) */
+                       int64_t rows, int64_t cols, bool stream);
   void (*transpose256)(char *dst, size_t dst_row, const char *src, size_t src_row,
-                       int64_t rows, int64_t cols);
+                       int64_t rows, int64_t cols, bool stream);
 } llmk__kv_kernels;
 
 /* Whether scale is 2^e with e in [-126, 126]: then dividing by it is multiplying by
