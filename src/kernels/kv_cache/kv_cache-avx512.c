@@ -75,7 +75,7 @@ static void fence_avx512(void) {
     T16_STORE(L, 7);      \
   } while (0)
 
-static void transpose16_avx512(char *dst, size_t drow, const char *src, size_t srow,
+static void transpose16_narrow(char *dst, size_t drow, const char *src, size_t srow,
                                int64_t rows, int64_t cols) {
   int64_t i0 = 0;
   for (; i0 + 32 <= rows; i0 += 32) {
@@ -131,6 +131,58 @@ static inline void store64(char *o, __m512i v, bool nt) {
  * all of them aligned. */
 static inline bool nt_ok(const char *dst, size_t drow, bool stream) {
   return stream && ((uintptr_t)dst & 63) == 0 && drow % 64 == 0;
+}
+
+/* 16-bit elements in blocks of 8 dst rows x 32 dst columns: lane L of register q holds
+ * 8 elements of src row 8L + q (four 16-byte loads), so that the in-lane 8 x 8 transpose
+ * leaves dst row k's 32 elements, one whole 64-byte store, in register k. Columns past
+ * the last multiple of 32 go to transpose16_narrow, rows past the last multiple of 8
+ * element by element. */
+static void transpose16_avx512(char *dst, size_t drow, const char *src, size_t srow,
+                               int64_t rows, int64_t cols, bool stream) {
+  const bool nt = nt_ok(dst, drow, stream);
+  const int64_t jm = cols / 32 * 32;
+  int64_t i0 = 0;
+  if (jm > 0) {
+    for (; i0 + 8 <= rows; i0 += 8)
+      for (int64_t j0 = 0; j0 < jm; j0 += 32) {
+        const char *sp = src + (size_t)j0 * srow + (size_t)i0 * 2;
+        __m512i r[8], a[8], b[8], c[8];
+        for (int q = 0; q < 8; q++) {
+          const char *p = sp + (size_t)q * srow;
+          __m512i v =
+              _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
+          v = _mm512_inserti32x4(
+              v, _mm_loadu_si128((const __m128i *)(const void *)(p + 8 * srow)), 1);
+          v = _mm512_inserti32x4(
+              v, _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * srow)), 2);
+          r[q] = _mm512_inserti32x4(
+              v, _mm_loadu_si128((const __m128i *)(const void *)(p + 24 * srow)), 3);
+        }
+        for (int q = 0; q < 4; q++) {
+          a[2 * q] = _mm512_unpacklo_epi16(r[2 * q], r[2 * q + 1]);
+          a[2 * q + 1] = _mm512_unpackhi_epi16(r[2 * q], r[2 * q + 1]);
+        }
+        for (int q = 0; q < 2; q++) {
+          b[4 * q] = _mm512_unpacklo_epi32(a[4 * q], a[4 * q + 2]);
+          b[4 * q + 1] = _mm512_unpackhi_epi32(a[4 * q], a[4 * q + 2]);
+          b[4 * q + 2] = _mm512_unpacklo_epi32(a[4 * q + 1], a[4 * q + 3]);
+          b[4 * q + 3] = _mm512_unpackhi_epi32(a[4 * q + 1], a[4 * q + 3]);
+        }
+        for (int q = 0; q < 4; q++) {
+          c[2 * q] = _mm512_unpacklo_epi64(b[q], b[q + 4]);
+          c[2 * q + 1] = _mm512_unpackhi_epi64(b[q], b[q + 4]);
+        }
+        char *d = dst + (size_t)i0 * drow + (size_t)j0 * 2;
+        for (int k = 0; k < 8; k++) store64(d + (size_t)k * drow, c[k], nt);
+      }
+    for (int64_t i = i0; i < rows; i++)
+      for (int64_t j = 0; j < jm; j++)
+        memcpy(dst + (size_t)i * drow + j * 2, src + (size_t)j * srow + i * 2, 2);
+  }
+  if (jm < cols)
+    transpose16_narrow(dst + (size_t)jm * 2, drow, src + (size_t)jm * srow, srow, rows,
+                       cols - jm);
 }
 
 static void transpose128_avx512(char *dst, size_t drow, const char *src, size_t srow,

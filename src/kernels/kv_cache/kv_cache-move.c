@@ -190,9 +190,11 @@ void llmk__kv_move_group(const llmk__kv_side *k, int64_t t0, int64_t g, char *ca
     if (copy16 && k->kern->transpose16 && run->tok_stride == 1 && k->cache_so == 1) {
       /* tokens side by side in the cache: a transpose of the g x len tile */
       if (k->gather)
-        k->kern->transpose16(t, tstep, c, (size_t)run->cache_stride * 2, g, run->len);
+        k->kern->transpose16(t, tstep, c, (size_t)run->cache_stride * 2, g, run->len,
+                             stream);
       else
-        k->kern->transpose16(c, (size_t)run->cache_stride * 2, t, tstep, run->len, g);
+        k->kern->transpose16(c, (size_t)run->cache_stride * 2, t, tstep, run->len, g,
+                             stream);
       r0++;
       continue;
     }

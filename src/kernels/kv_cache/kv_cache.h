@@ -27,11 +27,11 @@ typedef struct llmk__kv_kernels {
   /* 16-bit elements: dst row i, element j = src row j, element i, for i < rows, j < cols
    * (rows of dst and src any number of bytes apart); NULL: the movers' own loops */
   void (*transpose16)(char *dst, size_t dst_row, const char *src, size_t src_row,
-                      int64_t rows, int64_t cols);
+                      int64_t rows, int64_t cols, bool stream);
   /* the same with elements of 16 bytes (x-split keys: a token's 16-byte pieces to the
    * rows of their (head, piece)), and of 32 bytes (NZ: a token's 32-byte pieces to the
-   * rows of their fractal); with `stream`, whole 64-byte lines of dst may be written with
-   * non-temporal stores (then the caller calls fence() when done) */
+   * rows of their fractal); for all three, with `stream`, whole 64-byte lines of dst may
+   * be written with non-temporal stores (then the caller calls fence() when done) */
   void (*transpose128)(char *dst, size_t dst_row, const char *src, size_t src_row,
                        int64_t rows, int64_t cols, bool stream);
   void (*transpose256)(char *dst, size_t dst_row, const char *src, size_t src_row,
