@@ -362,11 +362,11 @@ llmk_tensor *fz_tensor_opt(fz_reader *r, fz_tensor *ft, const llmk_dtype *dtypes
 
 int64_t fz_numel(const llmk_tensor *t) {
   if (t->rank < 0 || t->rank > LLMK_MAX_RANK) return 0;
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) {
+  for (int i = 0; i < t->rank; i++) /* a 0 anywhere, even after dims that overflow */
     if (t->shape[i] <= 0) return 0;
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++)
     if (__builtin_mul_overflow(n, t->shape[i], &n)) return INT64_MAX;
-  }
   return n;
 }
 
