@@ -67,7 +67,7 @@ static float f32_of(uint32_t u) {
   return f;
 }
 
-static float scales[16];
+static float scales[24];
 static int nscales;
 
 static float fp8v[2][256]; /* every fp8 value, e4m3 and e5m2 */
@@ -213,12 +213,14 @@ int main(void) {
   tu_seed(0x6b76);
   for (int e5 = 0; e5 < 2; e5++)
     for (int i = 0; i < 256; i++) fp8v[e5][i] = llmk__fp8_to_f32((uint8_t)i, e5);
-  static const float fixed[] = {1.0f,    0.5f,         2.0f,          0.1f,      3.0f,
-                                FLT_MIN, FLT_TRUE_MIN, 1e-40f,        FLT_MAX,   3e38f,
-                                1e-20f,  1e20f,        1.0f / 448.0f, 0.0078125f};
+  static const float fixed[] = {1.0f, 0.5f, 2.0f, 0.1f, 3.0f, FLT_MIN, FLT_TRUE_MIN,
+                                1e-40f, FLT_MAX, 3e38f, 1e-20f, 1e20f, 1.0f / 448.0f,
+                                0.0078125f,
+                                /* powers of two at the AVX-512 bf16 path's ends */
+                                0x1p-100f, 0x1p-101f, 0x1p100f, 0x1p126f};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     scales[nscales++] = fixed[i];
-  while (nscales < 16) scales[nscales++] = (float)exp((tu_rand_unit() - 0.5) * 20.0);
+  while (nscales < 20) scales[nscales++] = (float)exp((tu_rand_unit() - 0.5) * 20.0);
   size_t cap = 2 * SLACK + 256 + 300000 + 4 * MAXN;
   da = tu_buf_alloc(cap);
   db = tu_buf_alloc(cap);

@@ -4,12 +4,81 @@
 #include "kernels/convert/convert-avx512.h"
 #include "kernels/kv_cache/kv_cache.h"
 
+/* bf16 -> fp8 of x / 2^e, 32 lanes of 16 bits, for e in [-100, 126]: x / 2^e is exact
+ * in f32 (or below 2^-126, where every fp8 result is 0; bf16 subnormals, below 2^-126
+ * before scaling, stay below 2^-26 after), so the f32 conversion's rounding of the
+ * mantissa is bf16's 7 bits rounded to M, the exponent rebiased by the integer e:
+ * target normals by the integer rounding, target subnormals by rounding the mantissa
+ * with its hidden bit right by the exponent's distance, saturation by a min (and of
+ * inf), then NaN and the sign: llmk__f32_to_fp8(f32(x) / 2^e), bit for bit (checked for
+ * every bf16 value and every such e, both formats). */
+static inline __m256i bf16_pow2_to_fp8(__m512i v, int e, bool e5m2) {
+  const int M = e5m2 ? 2 : 3, drop = 7 - M, bias = e5m2 ? 15 : 7;
+  const short sat = e5m2 ? 0x7b : 0x7e;
+  __m512i u = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
+  /* target normals: round away `drop` bits, then exponent 127 + e -> bias */
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(u, drop), _mm512_set1_epi16(1));
+  __m512i r =
+      _mm512_srli_epi16(_mm512_add_epi16(_mm512_add_epi16(u, lsb),
+                                         _mm512_set1_epi16((1 << (drop - 1)) - 1)),
+                        drop);
+  r = _mm512_sub_epi16(r, _mm512_set1_epi16((short)((127 - bias + e) << M)));
+  r = _mm512_min_epi16(r, _mm512_set1_epi16(sat));
+  /* target subnormals (|x / 2^e| below 2^(1 - bias)), steps of 2^(1 - bias - M):
+   * (128 + m) >> sh to nearest even, sh = 8 - bias - M - (exponent - 127 - e), at most 9
+   * (the result is 0 from 9 on) */
+  __mmask32 sub =
+      _mm512_cmplt_epu16_mask(u, _mm512_set1_epi16((short)((128 - bias + e) << 7)));
+  if (sub) {
+    __m512i x = _mm512_srli_epi16(u, 7);
+    __m512i sh = _mm512_sub_epi16(_mm512_set1_epi16((short)(135 - bias - M + e)), x);
+    sh = _mm512_min_epu16(sh, _mm512_set1_epi16(9));
+    __m512i m = _mm512_or_si512(_mm512_and_si512(u, _mm512_set1_epi16(0x7f)),
+                                _mm512_set1_epi16(0x80));
+    __m512i half =
+        _mm512_sub_epi16(_mm512_sllv_epi16(_mm512_set1_epi16(1),
+                                           _mm512_sub_epi16(sh, _mm512_set1_epi16(1))),
+                         _mm512_set1_epi16(1));
+    __m512i mlsb = _mm512_and_si512(_mm512_srlv_epi16(m, sh), _mm512_set1_epi16(1));
+    __m512i q = _mm512_srlv_epi16(_mm512_add_epi16(_mm512_add_epi16(m, half), mlsb), sh);
+    r = _mm512_mask_mov_epi16(r, sub, q);
+  }
+  /* inf stays inf, whatever e: saturated */
+  r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(u, _mm512_set1_epi16(0x7f80)),
+                            _mm512_set1_epi16(sat));
+  __m512i nan_code = e5m2 ? _mm512_or_si512(_mm512_set1_epi16(0x7e),
+                                            _mm512_and_si512(_mm512_srli_epi16(u, 5),
+                                                             _mm512_set1_epi16(1)))
+                          : _mm512_set1_epi16(0x7f);
+  r = _mm512_mask_mov_epi16(r, _mm512_cmpgt_epu16_mask(u, _mm512_set1_epi16(0x7f80)),
+                            nan_code);
+  r = _mm512_ternarylogic_epi32(r, _mm512_srli_epi16(v, 8), _mm512_set1_epi16(0x80),
+                                0xf8);
+  return _mm512_cvtepi16_epi8(r);
+}
+
 static void quant_avx512(uint8_t *dst, const void *src, llmk_dtype dt, bool e5m2,
                          size_t n, float scale) {
   const char *s = src;
   size_t esz = dt == LLMK_F32 ? 4 : 2;
   /* x / 2^e is x * 2^-e, the same rounding of the same value (both factors normal) */
   const bool pow2 = llmk__is_pow2_scale(scale);
+  if (pow2 && dt == LLMK_BF16) {
+    uint32_t b;
+    memcpy(&b, &scale, 4);
+    int e = (int)(b >> 23) - 127;
+    if (e >= -100) {
+      size_t i = 0;
+      for (; i < n; i += 32) {
+        __mmask32 m = n - i >= 32 ? 0xffffffffu : (__mmask32)((1u << (n - i)) - 1);
+        __m512i v = _mm512_maskz_loadu_epi16(m, s + i * 2);
+        _mm256_mask_storeu_epi8(
+            dst + i, m,
+            e5m2 ? bf16_pow2_to_fp8(v, e, true) : bf16_pow2_to_fp8(v, e, false));
+      }
+      return;
+    }
+  }
   const __m512 vs = _mm512_set1_ps(pow2 ? 1.0f / scale : scale);
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = llmk__mask16(n - i);
