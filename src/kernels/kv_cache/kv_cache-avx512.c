@@ -57,6 +57,65 @@ static inline __m256i bf16_pow2_to_fp8(__m512i v, int e, bool e5m2) {
   return _mm512_cvtepi16_epi8(r);
 }
 
+/* The same from f16 (exponent bias 15, 10 mantissa bits), for e in [-100, 100] (so
+ * that x / 2^e stays a normal f32 or zero). f16 subnormals go the subnormal way with
+ * their own mantissa, which is exact where e >= bias - 15 (they then stay below the
+ * target's normals); below that bound the caller converts a vector holding one through
+ * f32 (*f32 set). */
+static inline __m256i f16_pow2_to_fp8(__m512i v, int e, bool e5m2, bool *f32) {
+  const int M = e5m2 ? 2 : 3, drop = 10 - M, bias = e5m2 ? 15 : 7;
+  const short sat = e5m2 ? 0x7b : 0x7e;
+  __m512i u = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
+  __m512i x = _mm512_srli_epi16(u, 10);
+  __mmask32 x0 = _mm512_cmpeq_epi16_mask(x, _mm512_setzero_si512()); /* 0, subnormal */
+  __mmask32 fsub = x0 & _mm512_cmpneq_epi16_mask(u, _mm512_setzero_si512());
+  *f32 = fsub && e < bias - 15;
+  if (*f32) return _mm256_setzero_si256();
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(u, drop), _mm512_set1_epi16(1));
+  __m512i r =
+      _mm512_srli_epi16(_mm512_add_epi16(_mm512_add_epi16(u, lsb),
+                                         _mm512_set1_epi16((1 << (drop - 1)) - 1)),
+                        drop);
+  r = _mm512_sub_epi16(r, _mm512_set1_epi16((short)((15 - bias + e) << M)));
+  r = _mm512_min_epi16(r, _mm512_set1_epi16(sat));
+  /* target subnormals: |x / 2^e| below 2^(1 - bias), f16 subnormals among them */
+  int t = 16 - bias + e;
+  __mmask32 sub = t <= 0 ? x0
+                  : t >= 31
+                      ? _mm512_cmplt_epu16_mask(u, _mm512_set1_epi16(0x7c00))
+                      : _mm512_cmplt_epu16_mask(u, _mm512_set1_epi16((short)(t << 10)));
+  if (sub) {
+    /* x = mant * 2^(max(exp, 1) - 25); code = mant >> sh to nearest even, sh in [1, 12]
+     */
+    __m512i xe = _mm512_max_epu16(x, _mm512_set1_epi16(1));
+    __m512i m = _mm512_and_si512(u, _mm512_set1_epi16(0x3ff));
+    m = _mm512_or_si512(
+        m, _mm512_maskz_mov_epi16(_mm512_cmpneq_epi16_mask(x, _mm512_setzero_si512()),
+                                  _mm512_set1_epi16(0x400)));
+    __m512i sh = _mm512_sub_epi16(_mm512_set1_epi16((short)(26 - bias - M + e)), xe);
+    sh = _mm512_min_epi16(_mm512_max_epi16(sh, _mm512_set1_epi16(1)),
+                          _mm512_set1_epi16(12)); /* zeros may have sh <= 0 */
+    __m512i half =
+        _mm512_sub_epi16(_mm512_sllv_epi16(_mm512_set1_epi16(1),
+                                           _mm512_sub_epi16(sh, _mm512_set1_epi16(1))),
+                         _mm512_set1_epi16(1));
+    __m512i mlsb = _mm512_and_si512(_mm512_srlv_epi16(m, sh), _mm512_set1_epi16(1));
+    __m512i q = _mm512_srlv_epi16(_mm512_add_epi16(_mm512_add_epi16(m, half), mlsb), sh);
+    r = _mm512_mask_mov_epi16(r, sub, q);
+  }
+  r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(u, _mm512_set1_epi16(0x7c00)),
+                            _mm512_set1_epi16(sat));
+  __m512i nan_code = e5m2 ? _mm512_or_si512(_mm512_set1_epi16(0x7e),
+                                            _mm512_and_si512(_mm512_srli_epi16(u, 8),
+                                                             _mm512_set1_epi16(1)))
+                          : _mm512_set1_epi16(0x7f);
+  r = _mm512_mask_mov_epi16(r, _mm512_cmpgt_epu16_mask(u, _mm512_set1_epi16(0x7c00)),
+                            nan_code);
+  r = _mm512_ternarylogic_epi32(r, _mm512_srli_epi16(v, 8), _mm512_set1_epi16(0x80),
+                                0xf8);
+  return _mm512_cvtepi16_epi8(r);
+}
+
 static void quant_avx512(uint8_t *dst, const void *src, llmk_dtype dt, bool e5m2,
                          size_t n, float scale) {
   const char *s = src;
@@ -80,6 +139,32 @@ static void quant_avx512(uint8_t *dst, const void *src, llmk_dtype dt, bool e5m2
     }
   }
   const __m512 vs = _mm512_set1_ps(pow2 ? 1.0f / scale : scale);
+  if (pow2 && dt == LLMK_F16) {
+    uint32_t b;
+    memcpy(&b, &scale, 4);
+    int e = (int)(b >> 23) - 127;
+    if (e >= -100 && e <= 100) {
+      for (size_t i = 0; i < n; i += 32) {
+        __mmask32 m = n - i >= 32 ? 0xffffffffu : (__mmask32)((1u << (n - i)) - 1);
+        __m512i v = _mm512_maskz_loadu_epi16(m, s + i * 2);
+        bool f32;
+        __m256i q =
+            e5m2 ? f16_pow2_to_fp8(v, e, true, &f32) : f16_pow2_to_fp8(v, e, false, &f32);
+        if (!f32) {
+          _mm256_mask_storeu_epi8(dst + i, m, q);
+          continue;
+        }
+        for (size_t h = i; h < i + 32 && h < n; h += 16) { /* an f16 subnormal: via f32 */
+          __mmask16 mh = llmk__mask16(n - h);
+          __m512 x = _mm512_mul_ps(llmk__avx512_load_f32(s + h * 2, dt, mh), vs);
+          _mm_mask_storeu_epi8(dst + h, mh,
+                               e5m2 ? llmk__avx512_f32_to_fp8(x, true)
+                                    : llmk__avx512_f32_to_fp8(x, false));
+        }
+      }
+      return;
+    }
+  }
   for (size_t i = 0; i < n; i += 16) {
     __mmask16 m = llmk__mask16(n - i);
     __m512 v = llmk__avx512_load_f32(s + i * esz, dt, m);
