@@ -22,7 +22,7 @@ static inline __m256i bf16_pow2_to_fp8(__m512i v, int e, bool e5m2) {
       _mm512_srli_epi16(_mm512_add_epi16(_mm512_add_epi16(u, lsb),
                                          _mm512_set1_epi16((1 << (drop - 1)) - 1)),
                         drop);
-  r = _mm512_sub_epi16(r, _mm512_set1_epi16((short)((127 - bias + e) << M)));
+  r = _mm512_sub_epi16(r, _mm512_set1_epi16((short)((127 - bias + e) * (1 << M))));
   r = _mm512_min_epi16(r, _mm512_set1_epi16(sat));
   /* target subnormals (|x / 2^e| below 2^(1 - bias)), steps of 2^(1 - bias - M):
    * (128 + m) >> sh to nearest even, sh = 8 - bias - M - (exponent - 127 - e), at most 9
@@ -76,7 +76,7 @@ static inline __m256i f16_pow2_to_fp8(__m512i v, int e, bool e5m2, bool *f32) {
       _mm512_srli_epi16(_mm512_add_epi16(_mm512_add_epi16(u, lsb),
                                          _mm512_set1_epi16((1 << (drop - 1)) - 1)),
                         drop);
-  r = _mm512_sub_epi16(r, _mm512_set1_epi16((short)((15 - bias + e) << M)));
+  r = _mm512_sub_epi16(r, _mm512_set1_epi16((short)((15 - bias + e) * (1 << M))));
   r = _mm512_min_epi16(r, _mm512_set1_epi16(sat));
   /* target subnormals: |x / 2^e| below 2^(1 - bias), f16 subnormals among them */
   int t = 16 - bias + e;
